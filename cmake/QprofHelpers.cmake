@@ -1,0 +1,46 @@
+# Small target helpers so every component is one target with explicit dependencies.
+#
+#   qprof_cc_library(NAME SRCS a.cc b.cc HDRS a.h DEPS other_lib ...)
+#   qprof_cc_test(NAME SRCS a_test.cc DEPS lib ... [LABELS gpu])
+#   qprof_cc_binary(NAME SRCS main.cc DEPS ...)
+#
+# Libraries are static; warnings are on for our code only.
+
+set(QPROF_WARNINGS -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers)
+
+function(qprof_cc_library name)
+  cmake_parse_arguments(A "" "" "SRCS;HDRS;DEPS;CUDA_SRCS" ${ARGN})
+  if(A_SRCS OR A_CUDA_SRCS)
+    add_library(${name} STATIC ${A_SRCS} ${A_CUDA_SRCS} ${A_HDRS})
+    target_link_libraries(${name} PUBLIC ${A_DEPS})
+    target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR})
+    target_compile_options(${name} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:${QPROF_WARNINGS}>)
+  else()
+    add_library(${name} INTERFACE ${A_HDRS})
+    target_link_libraries(${name} INTERFACE ${A_DEPS})
+    target_include_directories(${name} INTERFACE ${PROJECT_SOURCE_DIR})
+  endif()
+endfunction()
+
+function(qprof_cc_test name)
+  cmake_parse_arguments(A "" "" "SRCS;DEPS;LABELS" ${ARGN})
+  add_executable(${name} ${A_SRCS})
+  target_link_libraries(${name} PRIVATE ${A_DEPS} GTest::gtest GTest::gmock GTest::gtest_main)
+  target_compile_options(${name} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:${QPROF_WARNINGS}>)
+  target_compile_definitions(${name} PRIVATE
+    QPROF_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
+    QPROF_BINARY_DIR="${PROJECT_BINARY_DIR}")
+  add_test(NAME ${name} COMMAND ${name})
+  set_tests_properties(${name} PROPERTIES
+    ENVIRONMENT "QPROF_SOURCE_DIR=${PROJECT_SOURCE_DIR};QPROF_BINARY_DIR=${PROJECT_BINARY_DIR}")
+  if(A_LABELS)
+    set_tests_properties(${name} PROPERTIES LABELS "${A_LABELS}")
+  endif()
+endfunction()
+
+function(qprof_cc_binary name)
+  cmake_parse_arguments(A "" "" "SRCS;DEPS" ${ARGN})
+  add_executable(${name} ${A_SRCS})
+  target_link_libraries(${name} PRIVATE ${A_DEPS})
+  target_compile_options(${name} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:${QPROF_WARNINGS}>)
+endfunction()

@@ -1,0 +1,52 @@
+// NVFP4 (NVIDIA, ModelOpt reference): blocks of 16 elements along K, one E4M3 block scale
+// per block, one FP32 scale per tensor:
+//   weight_scale_2 = amax_tensor / (6 * 448)            (all-zero tensor -> 1.0)
+//   block_scale[b] = E4M3_RNE(max(amax_b / (6 * weight_scale_2), 2^-9))  (6*ws2 in fp32 first;
+//                    all-zero block -> 1.0)
+//   element = E2M1_RNE(w / (float(block_scale) * weight_scale_2))  (product in fp32, then one
+//             fp32 division)
+//   dequant = e2m1 * float(e4m3) * weight_scale_2
+//
+// Storage (the ModelOpt layout): `packed` rows*cols/2 bytes (low nibble = even element),
+// `scales` [rows, cols/16] E4M3 codes (unswizzled), `scale2` the FP32 weight_scale_2.
+#ifndef QPROF_KERNELS_FORMATS_NVFP4_H_
+#define QPROF_KERNELS_FORMATS_NVFP4_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace qprof::fp4 {
+
+inline constexpr int kNvfp4BlockSize = 16;
+// 4 bits per element + 8 bits per 16-element block (+32 bits per tensor, negligible).
+inline constexpr double kNvfp4BitsPerWeight = 4.0 + 8.0 / 16.0;  // 4.5
+
+struct Nvfp4Matrix {
+  int64_t rows = 0;
+  int64_t cols = 0;                // K; a multiple of 16
+  std::vector<uint8_t> packed;     // [rows, cols/2]
+  std::vector<uint8_t> scales;     // [rows, cols/16] E4M3
+  float scale2 = 1.0f;             // weight_scale_2
+};
+
+// Quantizes a row-major [rows, cols] F32 matrix with one tensor scale computed from this
+// matrix's amax. InvalidArgument when cols % 16 != 0 or an element is NaN/Inf.
+absl::StatusOr<Nvfp4Matrix> QuantizeNvfp4(const float* data, int64_t rows, int64_t cols,
+                                          const std::string& tensor_name);
+
+// As above with a given weight_scale_2 (MoE w1 and w3 share one global scale).
+absl::StatusOr<Nvfp4Matrix> QuantizeNvfp4WithScale2(const float* data, int64_t rows,
+                                                    int64_t cols, float scale2,
+                                                    const std::string& tensor_name);
+
+// weight_scale_2 for a tensor with this amax (amax / (6*448), or 1 for amax == 0).
+float Nvfp4Scale2ForAmax(float amax);
+
+void DequantizeNvfp4(const Nvfp4Matrix& m, float* out);
+
+}  // namespace qprof::fp4
+
+#endif  // QPROF_KERNELS_FORMATS_NVFP4_H_

@@ -1,0 +1,34 @@
+#include "proto/vocabulary.h"
+
+#include <algorithm>
+
+namespace qprof {
+
+int evidence::Rank(std::string_view e) {
+  if (e == kMeasured) return 5;
+  if (e == kSass) return 4;
+  if (e == kRegistry) return 3;
+  if (e == kNameRule) return 2;
+  if (e == kModelled) return 1;
+  return 0;
+}
+
+bool IsKnownRole(std::string_view s) {
+  return std::find(role::kAll.begin(), role::kAll.end(), s) != role::kAll.end();
+}
+
+bool IsKnownPipeClass(std::string_view s) {
+  return std::find(pipe::kAll.begin(), pipe::kAll.end(), s) != pipe::kAll.end();
+}
+
+std::string_view ProvenanceLabel(proto::Provenance p) {
+  switch (p) {
+    case proto::PROVENANCE_MEASURED_GPU: return "measured on GPU";
+    case proto::PROVENANCE_MEASURED_HOST: return "measured on host CPU";
+    case proto::PROVENANCE_IMPORTED: return "imported";
+    case proto::PROVENANCE_MODELLED: return "modelled";
+    default: return "unspecified";
+  }
+}
+
+}  // namespace qprof

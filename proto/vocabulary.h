@@ -1,0 +1,91 @@
+// The closed vocabularies used in string fields of the schemas (roles, pipe classes,
+// formats, evidence kinds), in one place so that producers and consumers agree.
+// Strings rather than proto enums keep the JSON readable ("tensor", not "PIPE_TENSOR").
+#ifndef QPROF_PROTO_VOCABULARY_H_
+#define QPROF_PROTO_VOCABULARY_H_
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+#include "proto/trace.pb.h"
+
+namespace qprof {
+
+inline constexpr uint32_t kTraceSchemaVersion = 1;
+inline constexpr uint32_t kProfileSchemaVersion = 1;
+inline constexpr std::string_view kTraceMagic = "QPROFTR1";
+
+// Roles (DESIGN.md "Attribution").
+namespace role {
+inline constexpr std::string_view kMoeExperts = "moe.experts";
+inline constexpr std::string_view kMoeRouter = "moe.router";
+inline constexpr std::string_view kAttnSparseMla = "attn.sparse_mla";
+inline constexpr std::string_view kAttnIndexer = "attn.indexer";
+inline constexpr std::string_view kAttnDense = "attn.dense";
+inline constexpr std::string_view kNorm = "norm";
+inline constexpr std::string_view kGemmDense = "gemm.dense";
+inline constexpr std::string_view kComm = "comm";
+inline constexpr std::string_view kMemory = "memory";
+inline constexpr std::string_view kElementwise = "elementwise";
+inline constexpr std::string_view kSampling = "sampling";
+inline constexpr std::string_view kEmbedding = "embedding";
+inline constexpr std::string_view kOther = "other";
+inline constexpr std::array<std::string_view, 13> kAll = {
+    kMoeExperts, kMoeRouter, kAttnSparseMla, kAttnIndexer, kAttnDense, kNorm, kGemmDense,
+    kComm, kMemory, kElementwise, kSampling, kEmbedding, kOther};
+}  // namespace role
+
+// Pipe classes: which hardware pipe does the work.
+namespace pipe {
+inline constexpr std::string_view kTensor = "tensor";
+inline constexpr std::string_view kSimt = "simt";
+inline constexpr std::string_view kComm = "comm";
+inline constexpr std::string_view kMemory = "memory";
+inline constexpr std::string_view kOther = "other";
+inline constexpr std::array<std::string_view, 5> kAll = {kTensor, kSimt, kComm, kMemory, kOther};
+}  // namespace pipe
+
+// Weight formats.
+namespace format {
+inline constexpr std::string_view kMxfp4 = "mxfp4";
+inline constexpr std::string_view kNvfp4 = "nvfp4";
+inline constexpr std::string_view kFp8 = "fp8";
+inline constexpr std::string_view kBf16 = "bf16";
+inline constexpr std::string_view kFp16 = "fp16";
+inline constexpr std::string_view kFp32 = "fp32";
+inline constexpr std::string_view kInt8 = "int8";
+inline constexpr std::string_view kInt4 = "int4";
+inline constexpr std::string_view kUnknown = "unknown";
+}  // namespace format
+
+// Evidence, in order of trust (DESIGN.md): measured > sass > registry > name_rule > unknown.
+namespace evidence {
+inline constexpr std::string_view kMeasured = "measured";
+inline constexpr std::string_view kSass = "sass";
+inline constexpr std::string_view kRegistry = "registry";
+inline constexpr std::string_view kNameRule = "name_rule";
+inline constexpr std::string_view kModelled = "modelled";
+inline constexpr std::string_view kUnknown = "unknown";
+// Higher is more trusted; unknown strings rank lowest.
+int Rank(std::string_view evidence);
+}  // namespace evidence
+
+// Compute pipes of work models (WorkModel.compute_pipe).
+namespace compute_pipe {
+inline constexpr std::string_view kSimtFp32 = "simt_fp32";
+inline constexpr std::string_view kTensorBf16 = "tensor_bf16";
+inline constexpr std::string_view kTensorFp8 = "tensor_fp8";
+inline constexpr std::string_view kTensorFp4 = "tensor_fp4";
+inline constexpr std::string_view kNone = "none";
+}  // namespace compute_pipe
+
+bool IsKnownRole(std::string_view s);
+bool IsKnownPipeClass(std::string_view s);
+
+// "measured on GPU", "measured on host CPU", "imported", "modelled", "unspecified".
+std::string_view ProvenanceLabel(proto::Provenance p);
+
+}  // namespace qprof
+
+#endif  // QPROF_PROTO_VOCABULARY_H_

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh clone on Debian 12: installs what is missing, builds
+# everything (CUDA targets for sm_90a/100a/120a when nvcc is present), runs every test.
+# GPU tests skip with a reason when no GPU is present.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+start=$(date +%s)
+
+bash scripts/install-deps.sh
+
+export CCACHE_BASEDIR="$root"
+export CCACHE_NOHASHDIR=1
+jobs=$(nproc)
+cmake --preset default -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache >/dev/null
+cmake --build build -j"$jobs"
+ctest --test-dir build --output-on-failure -j"$jobs"
+
+echo "test.sh: done in $(( $(date +%s) - start )) s"
