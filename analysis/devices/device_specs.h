@@ -1,0 +1,67 @@
+// The device spec table: datasheet (and, where known, measured) figures for the GPUs
+// qprof models ceilings on. Every number carries the source it came from, so reports can
+// print "modelled from <source>" next to any figure derived from it.
+//
+// Conventions:
+//  - Tensor rates are DENSE (no 2:4 sparsity), in TFLOPS; 0 means the chip has no such
+//    tensor path (e.g. FP4 on Hopper, FP8 on Ampere).
+//  - Bandwidths are GB/s (1e9 bytes/s). Interconnect bandwidth is per GPU, per direction.
+//  - measured_copy_gbps, when nonzero, is a measured device-to-device copy rate; ceilings
+//    prefer it over the datasheet bandwidth (DESIGN.md: measured overrides datasheet).
+//
+// Lookup accepts an alias ("h200", "rtx-pro-6000", "RTX PRO 6000") or the name a trace
+// reports ("NVIDIA H200", "NVIDIA RTX PRO 6000 Blackwell Server Edition",
+// "NVIDIA A100-SXM4-80GB"). Matching is on lower-case alphanumerics only.
+#ifndef QPROF_ANALYSIS_DEVICES_DEVICE_SPECS_H_
+#define QPROF_ANALYSIS_DEVICES_DEVICE_SPECS_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace qprof::devices {
+
+// One figure and where it came from.
+struct Figure {
+  double value = 0;
+  std::string source;
+};
+
+struct DeviceSpec {
+  std::string name;                  // "H200 SXM"
+  std::string key;                   // canonical alias: "h200"
+  std::vector<std::string> aliases;  // other accepted names ("h200-sxm", ...)
+  std::string arch;                  // "sm_90"
+  Figure sm_count;
+  Figure memory_gb;
+  Figure memory_bandwidth_gbps;      // datasheet DRAM bandwidth
+  Figure measured_copy_gbps;         // 0 when unknown
+  Figure fp32_simt_tflops;
+  Figure bf16_tensor_tflops;         // dense, FP32 accumulate
+  Figure fp8_tensor_tflops;          // dense; 0 = none
+  Figure fp4_tensor_tflops;          // dense; 0 = none
+  std::string interconnect;          // "NVLink 4", "PCIe Gen5 x16"
+  Figure interconnect_gbps;          // per GPU, per direction
+  Figure launch_overhead_us;         // per kernel launch, a lead for modelled runs
+
+  // The bandwidth ceilings should use: measured copy rate when known, else datasheet.
+  double EffectiveBandwidthGbps() const;
+  std::string EffectiveBandwidthSource() const;
+  // Dense rate of a compute pipe ("simt_fp32", "tensor_bf16", "tensor_fp8",
+  // "tensor_fp4"); 0 when the device has no such pipe or the name is unknown.
+  double PipeTflops(std::string_view compute_pipe) const;
+};
+
+// Every device in the table, in a stable order.
+const std::vector<DeviceSpec>& AllDevices();
+
+// The spec for an alias or a reported device name, or nullptr when not in the table.
+// "NVIDIA H100 PCIe" does not match "H100 SXM" (different memory and clocks).
+const DeviceSpec* FindDevice(std::string_view name);
+
+// "nvidia h200" -> "nvidiah200": lower-case alphanumerics (exposed for tests).
+std::string NormaliseDeviceName(std::string_view name);
+
+}  // namespace qprof::devices
+
+#endif  // QPROF_ANALYSIS_DEVICES_DEVICE_SPECS_H_
