@@ -1,0 +1,86 @@
+// Importing traces that other tools wrote (and our own .qtrace files) into proto::Trace.
+//
+// Design: one folder per input format (qtrace/, nsys/, kineto/, ncu/), each a small
+// library that turns its format into the same proto::Trace the CUPTI collector writes.
+// ImportFile() looks at the file's first bytes (not only its name) to pick the importer:
+//   "QPROFTR1"                         -> .qtrace (read as is, its own provenance kept)
+//   "SQLite format 3\0"                -> Nsight Systems SQLite export
+//   gzip magic 1f 8b, or '{' / '['     -> PyTorch profiler / Kineto JSON (.json, .json.gz)
+//   text with "Kernel Name" and "Metric Name"/"ID" in a header -> Nsight Compute CSV
+// Anything else is InvalidArgument ("<path>: not a trace qprof can read (...)").
+//
+// Contracts of every importer:
+//  - header.provenance = PROVENANCE_IMPORTED (a .qtrace keeps its own), header.source_path
+//    = the path given, header.source_kind = "qtrace" | "nsys-sqlite" | "kineto-json" |
+//    "ncu-csv", header.collector.collector = "import:<kind>".
+//  - activities are kernels, memcpys and memsets, in the order of their start time per
+//    source; times in ns on the source's clock (nsys: session ns; Kineto: us * 1000 with
+//    baseTimeNanoseconds added when present); names demangled when the source has them.
+//  - Activity.nvtx_path is the "/"-joined stack of NVTX (nsys) or user_annotation (Kineto)
+//    ranges open on the thread that launched the kernel at the time of the launch call
+//    (joined through the runtime API record with the same correlation id).
+//  - Strings are valid UTF-8 (invalid bytes are replaced by '?'), so the trace serializes.
+//  - Errors are one line naming the file, with the byte offset or row when known:
+//    InvalidArgument (wrong kind, malformed), DataLoss (truncated), NotFound (no file).
+//    Nothing here calls exit() or throws.
+//  - Large inputs stream: nsys rows are stepped through, Kineto JSON is parsed in bounded
+//    chunks (gzip decompressed as a stream), so peak memory is the trace produced plus a
+//    few tens of MiB, not the input size.
+#ifndef QPROF_ANALYSIS_IMPORTERS_IMPORT_H_
+#define QPROF_ANALYSIS_IMPORTERS_IMPORT_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "proto/trace.pb.h"
+
+namespace qprof::importers {
+
+enum class InputKind { kUnknown, kQtrace, kNsysSqlite, kKinetoJson, kNcuCsv };
+
+// "qtrace", "nsys-sqlite", "kineto-json", "ncu-csv", "unknown".
+const char* InputKindName(InputKind kind);
+
+struct ImportOptions {
+  // Print a plain progress line on stderr about once a second for inputs that take longer
+  // than a second. Off in tests and fuzzers.
+  bool progress = true;
+  // Refuse inputs larger than this many bytes (compressed size for .gz); 0 = no limit.
+  uint64_t max_input_bytes = 0;
+};
+
+// Detects the kind from the file's first bytes. NotFound if the file cannot be opened;
+// kUnknown (not an error) when nothing matches.
+absl::StatusOr<InputKind> DetectInputKind(const std::string& path);
+
+// Same, from bytes already read (at least the first 4 KiB when available).
+InputKind DetectInputKindFromBytes(const std::string& head);
+
+// Reads any supported input into a trace (see the contracts above).
+absl::StatusOr<proto::Trace> ImportFile(const std::string& path,
+                                        const ImportOptions& options = {});
+
+// What JoinNcuMetrics did: ncu_kernels rows read, matched joined onto trace kernels.
+struct NcuJoinStats {
+  int ncu_kernels = 0;
+  int matched = 0;
+  int unmatched_ncu = 0;    // ncu kernels with no trace kernel of that name left
+  int trace_kernels = 0;    // kernels in the trace
+};
+
+// Joins per-kernel Nsight Compute metrics onto the kernels of `trace`: the i-th ncu row
+// of a kernel name goes to the i-th launch of that name in the trace (start-time order).
+// Names compare after normalisation (whitespace collapsed; demangled vs short names match
+// on the function name before '(' or '<' when the full names differ). Sets
+// KernelMetrics.tensor_pipe_pct / fma_pipe_pct / dram_throughput_pct / sm_throughput_pct
+// when those metrics are present, every metric in KernelMetrics.raw, and source
+// "ncu: <file>". Adds a collector warning when some rows did not match.
+absl::Status JoinNcuMetrics(proto::Trace* trace, const std::string& ncu_csv_path,
+                            NcuJoinStats* stats = nullptr,
+                            const ImportOptions& options = {});
+
+}  // namespace qprof::importers
+
+#endif  // QPROF_ANALYSIS_IMPORTERS_IMPORT_H_
