@@ -39,6 +39,16 @@ absl::StatusOr<Mxfp4Matrix> QuantizeMxfp4(const float* data, int64_t rows, int64
 // Dequantizes into `out` ([rows, cols] F32).
 void DequantizeMxfp4(const Mxfp4Matrix& m, float* out);
 
+// As above with an explicit number of threads (1 = the calling thread only). The two
+// functions above use up to 2; results are identical for any thread count.
+absl::StatusOr<Mxfp4Matrix> QuantizeMxfp4(const float* data, int64_t rows, int64_t cols,
+                                          const std::string& tensor_name, int threads);
+void DequantizeMxfp4(const Mxfp4Matrix& m, float* out, int threads);
+
+// The UE8M0 scale code of a block with this amax (the spec recipe above; amax >= 0 finite):
+// clamp(floor(log2(amax)) - 2, -127, 127) + 127, and 0 for amax == 0.
+uint8_t Mxfp4ScaleCodeForAmax(float amax);
+
 // One block: quantizes 32 values into 16 packed bytes and returns the UE8M0 scale code.
 // Input must be finite.
 uint8_t QuantizeMxfp4Block(const float* v, uint8_t* packed16);

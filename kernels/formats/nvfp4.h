@@ -47,6 +47,23 @@ float Nvfp4Scale2ForAmax(float amax);
 
 void DequantizeNvfp4(const Nvfp4Matrix& m, float* out);
 
+// As above with an explicit number of threads (1 = the calling thread only). The
+// functions above use up to 2; results are identical for any thread count.
+absl::StatusOr<Nvfp4Matrix> QuantizeNvfp4WithScale2(const float* data, int64_t rows,
+                                                    int64_t cols, float scale2,
+                                                    const std::string& tensor_name,
+                                                    int threads);
+void DequantizeNvfp4(const Nvfp4Matrix& m, float* out, int threads);
+
+// Largest |x| of `n` values, or InvalidArgument naming `tensor_name` and the index of the
+// first NaN/Inf. (QuantizeNvfp4 = this, Nvfp4Scale2ForAmax, QuantizeNvfp4WithScale2; MoE
+// callers take the max over w1 and w3 first.)
+absl::StatusOr<float> AbsMaxFinite(const float* data, int64_t n, const std::string& tensor_name,
+                                   int threads = 2);
+
+// One block of 16 (finite input): writes 8 packed bytes and returns the E4M3 scale code.
+uint8_t QuantizeNvfp4Block(const float* v, float scale2, uint8_t* packed8);
+
 }  // namespace qprof::fp4
 
 #endif  // QPROF_KERNELS_FORMATS_NVFP4_H_
