@@ -1,0 +1,54 @@
+// Dense kernels of the decode step: norms, rope, BF16 projections, embedding, LM head,
+// greedy sampling, and the tensor-parallel all-reduce.
+#include <string>
+
+#include "kernels/registry/entries.h"
+#include "kernels/registry/work_models.h"
+#include "proto/vocabulary.h"
+
+namespace qprof::kernels {
+namespace {
+
+KernelInfo Basic(const char* id, std::string_view role, std::string_view pipe_class,
+                 std::string_view compute, const char* description,
+                 std::function<proto::WorkModel(const KernelShape&)> work) {
+  KernelInfo k;
+  k.id = id;
+  k.family = id;
+  k.role = std::string(role);
+  k.format = "bf16";
+  k.gpu_pipe_class = std::string(pipe_class);
+  k.compute_pipe = std::string(compute);
+  k.cuda_kernel_name = CudaNameForId(k.id);
+  k.has_cpu = true;
+  k.has_cuda = true;
+  k.description = description;
+  k.work = std::move(work);
+  return k;
+}
+
+}  // namespace
+
+void RegisterCommonKernels(KernelRegistry& r) {
+  r.Register(Basic("norm.rmsnorm", role::kNorm, pipe::kSimt, compute_pipe::kSimtFp32,
+                   "RMSNorm with a BF16 weight", RmsNormWork));
+  r.Register(Basic("rope", role::kElementwise, pipe::kSimt, compute_pipe::kSimtFp32,
+                   "rotary embedding of the query and key rope parts", RopeWork));
+  r.Register(Basic("embedding", role::kEmbedding, pipe::kMemory, compute_pipe::kNone,
+                   "token embedding lookup (BF16 table)", EmbeddingWork));
+  r.Register(Basic("gemm.dense", role::kGemmDense, pipe::kTensor, compute_pipe::kTensorBf16,
+                   "BF16 projection y = W x (q/kv/o low-rank, indexer projections)",
+                   DenseGemmWork));
+  r.Register(Basic("gemm.lm_head", role::kGemmDense, pipe::kTensor, compute_pipe::kTensorBf16,
+                   "LM head projection to the vocabulary (BF16)", DenseGemmWork));
+  r.Register(Basic("sampling.argmax", role::kSampling, pipe::kSimt, compute_pipe::kSimtFp32,
+                   "greedy sampling: argmax over the vocabulary", ArgmaxWork));
+  KernelInfo ar = Basic("comm.allreduce", role::kComm, pipe::kComm, compute_pipe::kNone,
+                        "tensor-parallel all-reduce of the hidden state (NCCL)",
+                        AllReduceWork);
+  ar.has_cpu = false;
+  ar.cuda_kernel_name = "ncclDevKernel_AllReduce";  // NCCL's kernel, not ours
+  r.Register(std::move(ar));
+}
+
+}  // namespace qprof::kernels
