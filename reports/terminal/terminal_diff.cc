@@ -1,0 +1,172 @@
+// Terminal summary of a Diff (see terminal_report.h).
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+
+#include "fmt/format.h"
+#include "reports/common/format.h"
+#include "reports/terminal/table.h"
+#include "reports/terminal/terminal_report.h"
+#include "reports/terminal/terminal_util.h"
+
+namespace qprof::reports {
+namespace {
+
+std::string Label(const proto::DiffSide& s, const char* fallback) {
+  return s.label().empty() ? fallback : s.label();
+}
+
+std::string RatioText(const proto::DiffRow& r) {
+  if (r.has_ratio()) return FormatRatio(r.ratio());
+  if (r.status() == "only_a") return "gone";
+  if (r.status() == "only_b") return "new";
+  return "-";
+}
+
+std::string ClassChange(const proto::DiffRow& r) {
+  if (r.a_class().empty() && r.b_class().empty()) return "-";
+  if (r.a_class() == r.b_class() || r.b_class().empty()) return r.a_class();
+  if (r.a_class().empty()) return r.b_class();
+  return r.a_class() + " -> " + r.b_class();
+}
+
+void Sides(const proto::Diff& d, TermCtx& c) {
+  const std::string a = Label(d.a(), "A"), b = Label(d.b(), "B");
+  TextTable t({{""}, {"A: " + a}, {"B: " + b}, {"B vs A", TextTable::kRight}});
+  t.AddRow({{"device"}, {Ellipsize(d.a().device(), 34)}, {Ellipsize(d.b().device(), 34)}, {""}});
+  if (!d.a().format().empty() || !d.b().format().empty()) {
+    t.AddRow({{"format"}, {d.a().format()}, {d.b().format()}, {""}});
+  }
+  std::string tps_ratio = d.has_tokens_per_s_ratio() ? FormatRatio(d.tokens_per_s_ratio()) : "-";
+  t.AddRow({{"tokens/s"},
+            {d.a().tokens_per_s() > 0 ? FormatTokensPerS(d.a().tokens_per_s()) : "n/a"},
+            {d.b().tokens_per_s() > 0 ? FormatTokensPerS(d.b().tokens_per_s()) : "n/a"},
+            {tps_ratio}});
+  std::string kt_ratio = d.a().kernel_time_ns() && d.b().kernel_time_ns()
+                             ? FormatRatio(static_cast<double>(d.b().kernel_time_ns()) /
+                                           d.a().kernel_time_ns())
+                             : "-";
+  t.AddRow({{"kernel time"}, {FormatNs(d.a().kernel_time_ns())},
+            {FormatNs(d.b().kernel_time_ns())}, {kt_ratio}});
+  t.AddRow({{"tensor share"}, {FormatShare(d.a().tensor_share())},
+            {FormatShare(d.b().tensor_share())},
+            {FormatSharePoints(d.b().tensor_share() - d.a().tensor_share())}});
+  t.AddRow({{"simt share"}, {FormatShare(d.a().simt_share())},
+            {FormatShare(d.b().simt_share())},
+            {FormatSharePoints(d.b().simt_share() - d.a().simt_share())}});
+  t.AddRow({{"provenance"}, {Ellipsize(d.a().provenance(), 34)},
+            {Ellipsize(d.b().provenance(), 34)}, {""}});
+  c.out += t.Render(c.o.color);
+  const int cells = c.width - 12;
+  std::map<std::string, double> sa(d.a().class_share().begin(), d.a().class_share().end());
+  std::map<std::string, double> sb(d.b().class_share().begin(), d.b().class_share().end());
+  c.Line();
+  c.Line(fmt::format("  A {}", ClassBar(sa, cells, c.o.color)));
+  c.Line(fmt::format("  B {}", ClassBar(sb, cells, c.o.color)));
+  c.Line("    A: " + BarLegend(sa));
+  c.Line("    B: " + BarLegend(sb));
+}
+
+void Classes(const proto::Diff& d, TermCtx& c) {
+  c.Heading("Pipe classes");
+  TextTable t({{"class"}, {"A time", TextTable::kRight}, {"A share", TextTable::kRight},
+               {"B time", TextTable::kRight}, {"B share", TextTable::kRight},
+               {"delta", TextTable::kRight}, {"share", TextTable::kRight}});
+  for (const auto& r : d.classes()) {
+    if (r.a_time_ns() == 0 && r.b_time_ns() == 0) continue;
+    t.AddRow({ClassCell(r.key()), {FormatNs(r.a_time_ns())}, {FormatShare(r.a_share())},
+              {FormatNs(r.b_time_ns())}, {FormatShare(r.b_share())},
+              {FormatDeltaNs(static_cast<double>(r.delta_ns()))},
+              {FormatSharePoints(r.delta_share())}});
+  }
+  c.out += t.Render(c.o.color);
+}
+
+void Roles(const proto::Diff& d, TermCtx& c) {
+  c.Heading("Roles (matched by role; B vs A)");
+  std::vector<const proto::DiffRow*> rows;
+  for (const auto& r : d.roles()) rows.push_back(&r);
+  std::stable_sort(rows.begin(), rows.end(), [](auto* x, auto* y) {
+    return std::max(x->a_time_ns(), x->b_time_ns()) > std::max(y->a_time_ns(), y->b_time_ns());
+  });
+  TextTable t({{"role"}, {"class A -> B"}, {"A time", TextTable::kRight},
+               {"A share", TextTable::kRight}, {"B time", TextTable::kRight},
+               {"B share", TextTable::kRight}, {"delta", TextTable::kRight},
+               {"B/A", TextTable::kRight}});
+  const int n = std::min<int>(c.o.top_roles, static_cast<int>(rows.size()));
+  for (int i = 0; i < n; ++i) {
+    const auto& r = *rows[i];
+    const char* color = r.a_class() != r.b_class() ? ClassColor(r.b_class()) : nullptr;
+    t.AddRow({{r.key()}, {ClassChange(r), color}, {FormatNs(r.a_time_ns())},
+              {FormatShare(r.a_share())}, {FormatNs(r.b_time_ns())}, {FormatShare(r.b_share())},
+              {FormatDeltaNs(static_cast<double>(r.delta_ns()))}, {RatioText(r)}});
+  }
+  c.out += t.Render(c.o.color);
+}
+
+void OnlyOneSide(const proto::Diff& d, TermCtx& c) {
+  std::vector<const proto::DiffRow*> gone, added;
+  for (const auto& r : d.kernels()) {
+    if (r.status() == "only_a") gone.push_back(&r);
+    if (r.status() == "only_b") added.push_back(&r);
+  }
+  if (gone.empty() && added.empty()) return;
+  c.Heading("Kernels that appeared or disappeared");
+  auto by_time = [](auto* x, auto* y) {
+    return std::max(x->a_time_ns(), x->b_time_ns()) > std::max(y->a_time_ns(), y->b_time_ns());
+  };
+  std::stable_sort(gone.begin(), gone.end(), by_time);
+  std::stable_sort(added.begin(), added.end(), by_time);
+  const size_t name_w = static_cast<size_t>(std::max(30, c.width - 56));
+  TextTable t({{""}, {"kernel"}, {"role"}, {"class"}, {"time", TextTable::kRight},
+               {"share", TextTable::kRight}});
+  const size_t limit = static_cast<size_t>(c.o.top_kernels);
+  for (size_t i = 0; i < gone.size() && i < limit; ++i) {
+    const auto& r = *gone[i];
+    t.AddRow({{"- only A"}, {ShortKernelName(r.a_name().empty() ? r.key() : r.a_name(), name_w)},
+              {r.role()}, ClassCell(r.a_class()), {FormatNs(r.a_time_ns())},
+              {FormatShare(r.a_share())}});
+  }
+  for (size_t i = 0; i < added.size() && i < limit; ++i) {
+    const auto& r = *added[i];
+    t.AddRow({{"+ only B"}, {ShortKernelName(r.b_name().empty() ? r.key() : r.b_name(), name_w)},
+              {r.role()}, ClassCell(r.b_class()), {FormatNs(r.b_time_ns())},
+              {FormatShare(r.b_share())}});
+  }
+  c.out += t.Render(c.o.color);
+  if (gone.size() > limit || added.size() > limit) {
+    c.Line(fmt::format("  ({} only in A, {} only in B; the JSON and HTML list all)", gone.size(),
+                       added.size()));
+  }
+}
+
+}  // namespace
+
+std::string DiffSummaryText(const proto::Diff& d, const TerminalOptions& options) {
+  TermCtx c{options, ClampWidth(options.width), {}};
+  std::string title = fmt::format("qprof diff: A = {}  vs  B = {}", Label(d.a(), "A"),
+                                  Label(d.b(), "B"));
+  c.Line(c.o.color ? std::string(kBold) + title + kReset : title);
+  for (const auto& h : DiffHeadlines(d)) {
+    std::string w = Wrap(h, c.width, "  > ");
+    c.out += c.o.color ? std::string(kBold) + w.substr(0, w.size() - 1) + kReset + "\n" : w;
+  }
+  c.Line();
+  Sides(d, c);
+  Classes(d, c);
+  Roles(d, c);
+  OnlyOneSide(d, c);
+  if (d.warnings_size() > 0) {
+    c.Heading("Warnings");
+    for (const auto& w : d.warnings()) c.out += Wrap(w.code() + ": " + w.message(), c.width, "  ! ");
+  }
+  return c.out;
+}
+
+void PrintDiffSummary(const proto::Diff& diff, std::FILE* out, const TerminalOptions& options) {
+  std::string s = DiffSummaryText(diff, options);
+  std::fwrite(s.data(), 1, s.size(), out);
+  std::fflush(out);
+}
+
+}  // namespace qprof::reports
