@@ -20,6 +20,9 @@ struct RunOptions {
   std::string checkpoint_dir;        // optional: a `qprof quantize` / ModelOpt / gpt-oss folder
   std::string format = "mxfp4";      // "mxfp4" or "nvfp4"
   std::string moe_backend = "auto";  // auto | slot_gemv | w4a16_mma | fp4_mma
+  // Sparse-MLA variant: auto | simt | mma. auto: simt when the MoE path is slot_gemv (the
+  // all-SIMT deployment of the story), mma otherwise. The CPU runs one kernel for both.
+  std::string mla_kernel = "auto";
   std::string backend = "cpu";       // cpu | cuda
   int batch = 16;
   int steps = 8;
