@@ -1,0 +1,74 @@
+// The CUPTI collector: GPU kernels, copies and NVTX ranges of the current process
+// (trace mode) or per-kernel hardware metrics (metrics mode). No CUPTI type appears in
+// this header (pimpl), so any module may include it.
+//
+// How to use it in-process (qprof run --backend cuda):
+//
+//   profiler::cupti::CuptiOptions options;                 // trace mode
+//   ASSIGN_OR_RETURN(auto collector, profiler::cupti::MakeCuptiCollector(options));
+//   RETURN_IF_ERROR(collector->Start());    // before the decode loop (a context may or
+//                                           // may not exist yet)
+//   ... run, with NVTX ranges "decode/step N/layer L/moe" pushed on the launching thread
+//   RETURN_IF_ERROR(collector->Stop());     // after cudaDeviceSynchronize()
+//   RETURN_IF_ERROR(collector->Flush(&trace));
+//
+// Metrics mode replays every kernel (CUPTI kernel replay with auto range), which
+// serialises kernels and changes their timing. So metrics come from a SECOND pass of the
+// same workload with options.mode = kMetrics; JoinKernelMetrics() (metrics_join.h) then
+// copies them onto the kernels of the trace pass, whose times stay the real ones.
+// When counters are not permitted (CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) or another CUPTI
+// client holds the GPU, the metrics pass still returns OK: Flush() fills
+// CollectorStats.metrics_available = false and metrics_unavailable_reason, and one line
+// on stderr tells the user how to enable counters.
+//
+// One collector may be started per process at a time (CUPTI has one set of activity
+// callbacks); a second Start() while one runs returns FailedPrecondition.
+// Errors: Start() returns Unavailable when there is no GPU/driver, FailedPrecondition
+// when another profiler (nsys, ncu, torch.profiler) is attached, PermissionDenied when
+// tracing itself is not allowed. Nothing here throws or exits.
+#ifndef QPROF_PROFILER_CUPTI_CUPTI_COLLECTOR_H_
+#define QPROF_PROFILER_CUPTI_CUPTI_COLLECTOR_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "profiler/collector.h"
+
+namespace qprof::profiler::cupti {
+
+struct CuptiOptions {
+  enum class Mode { kTrace, kMetrics };
+  Mode mode = Mode::kTrace;
+  // Activity buffers (see buffer_pool.h for why 8 MiB and the cap).
+  size_t buffer_bytes = 8u << 20;
+  size_t max_buffer_bytes = 256u << 20;
+  // Only GPU records starting within this many seconds of Start() are kept; 0 = all.
+  double duration_s = 0;
+  // Metrics mode: kernels profiled per context (the counter data image holds this many
+  // ranges; later kernels are counted as dropped ranges).
+  size_t max_metric_kernels = 2048;
+  // Metrics mode: extra metric full names (e.g. "smsp__inst_executed.sum") to collect
+  // besides the per-chip default set.
+  std::vector<std::string> extra_metrics;
+  // Called on the application thread when a CUDA context is about to be destroyed
+  // (cudaDeviceReset, cuCtxDestroy), after activity for it was flushed and, in metrics
+  // mode, its counters were decoded. The injection library writes its trace here.
+  std::function<void()> on_context_teardown;
+};
+
+absl::StatusOr<std::unique_ptr<Collector>> MakeCuptiCollector(const CuptiOptions& options);
+
+// The line printed when counters need permission (also stored in CollectorStats).
+inline constexpr char kCounterPermissionHint[] =
+    "GPU performance counters need permission: run as root, or set the driver option "
+    "NVreg_RestrictProfilingToAdminUsers=0 (e.g. in /etc/modprobe.d/nvidia-prof.conf, then "
+    "reload the driver); trace mode and SASS evidence still work without it";
+
+}  // namespace qprof::profiler::cupti
+
+#endif  // QPROF_PROFILER_CUPTI_CUPTI_COLLECTOR_H_

@@ -1,0 +1,57 @@
+#include "profiler/cupti/buffer_pool.h"
+
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace qprof::profiler::cupti {
+namespace {
+
+TEST(BufferPoolTest, CapRefusesAndReleaseReuses) {
+  // Awkward size: rounded up to the 8-byte record alignment.
+  BufferPool pool(1001, 3 * 1008);
+  EXPECT_EQ(pool.buffer_bytes(), 1008u);
+  uint8_t* a = pool.Acquire();
+  uint8_t* b = pool.Acquire();
+  uint8_t* c = pool.Acquire();
+  ASSERT_TRUE(a && b && c);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(a) % BufferPool::kAlignment, 0u);
+  EXPECT_EQ(pool.Acquire(), nullptr);
+  EXPECT_EQ(pool.refused(), 1u);
+  pool.Release(b);
+  EXPECT_EQ(pool.Acquire(), b);  // reused, not a fourth allocation
+  EXPECT_EQ(pool.allocated(), 3u);
+  EXPECT_EQ(pool.bytes_held(), 3u * 1008u);
+  int not_ours = 0;
+  pool.Release(reinterpret_cast<uint8_t*>(&not_ours));
+  EXPECT_EQ(pool.unknown_released(), 1u);
+}
+
+TEST(BufferPoolTest, CapBelowOneBufferStillAllowsOne) {
+  BufferPool pool(4096, 10);
+  EXPECT_NE(pool.Acquire(), nullptr);
+  EXPECT_EQ(pool.Acquire(), nullptr);
+}
+
+TEST(BufferPoolTest, ConcurrentAcquireReleaseNeverExceedsCap) {
+  BufferPool pool(64, 64 * 5);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&pool] {
+      for (int i = 0; i < 2000; ++i) {
+        uint8_t* b = pool.Acquire();
+        if (b != nullptr) {
+          b[0] = 1;  // touch it
+          pool.Release(b);
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_LE(pool.allocated(), 5u);
+}
+
+}  // namespace
+}  // namespace qprof::profiler::cupti
