@@ -10,6 +10,7 @@
 #ifndef QPROF_PROTO_TRACE_IO_H_
 #define QPROF_PROTO_TRACE_IO_H_
 
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -36,6 +37,7 @@ class TraceWriter {
   std::string path_;
   std::FILE* file_ = nullptr;
   bool header_written_ = false;
+  uint64_t activities_written_ = 0;  // the footer's activity_count
 };
 
 // Writes a whole in-memory trace (header, chunks of at most `chunk_size` activities, footer).
