@@ -1,0 +1,109 @@
+#include "analysis/classify/classify.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "analysis/aggregate/kernel_name.h"
+#include "analysis/classify/name_rules.h"
+#include "proto/vocabulary.h"
+
+namespace qprof::classify {
+
+Classifier::Classifier(ClassifyOptions options) : options_(std::move(options)) {
+  for (size_t i = 0; i < options_.sass.size(); ++i) {
+    const auto& s = options_.sass[i];
+    // First entry wins: several arches of one kernel classify alike in practice; the
+    // detail names the arch that decided.
+    sass_by_name_.emplace(s.name, i);
+    sass_by_name_.emplace(s.demangled, i);
+  }
+}
+
+const sass::SassKernelStats* Classifier::FindSass(const proto::Activity& a,
+                                                  const std::string& norm) const {
+  if (sass_by_name_.empty()) return nullptr;
+  for (const std::string* key : {&a.mangled_name(), &a.name(), &norm}) {
+    if (key->empty()) continue;
+    auto it = sass_by_name_.find(*key);
+    if (it != sass_by_name_.end()) return &options_.sass[it->second];
+  }
+  return nullptr;
+}
+
+const KnownKernel* Classifier::FindKnown(const proto::Activity& a, const std::string& norm) const {
+  if (!a.kernel_id().empty()) {
+    for (const KnownKernel& k : options_.known_kernels) {
+      if (k.kernel_id == a.kernel_id()) return &k;
+    }
+  }
+  for (const KnownKernel& k : options_.known_kernels) {
+    if (k.cuda_name_prefix.empty()) continue;
+    if (a.name().rfind(k.cuda_name_prefix, 0) == 0 || norm.rfind(k.cuda_name_prefix, 0) == 0) {
+      return &k;
+    }
+  }
+  return nullptr;
+}
+
+proto::Attribution Classifier::Classify(const proto::Activity& a, const std::string& norm) const {
+  proto::Attribution out;
+  if (a.kind() == proto::ACTIVITY_KIND_MEMCPY || a.kind() == proto::ACTIVITY_KIND_MEMSET) {
+    out.set_role(std::string(role::kMemory));
+    out.set_pipe_class(std::string(pipe::kMemory));
+    out.set_format(std::string(format::kUnknown));
+    out.set_evidence(std::string(evidence::kMeasured));
+    out.set_evidence_detail(a.kind() == proto::ACTIVITY_KIND_MEMCPY ? "memcpy activity record"
+                                                                    : "memset activity record");
+    return out;
+  }
+  const NameRuleMatch rule = MatchNameRules(norm);
+  // Base: registry (already attributed, or a known kernel) > name rule > unknown.
+  if (a.attribution().evidence() == evidence::kRegistry) {
+    out = a.attribution();
+  } else if (const KnownKernel* k = FindKnown(a, norm)) {
+    out.set_role(k->role);
+    out.set_pipe_class(k->pipe_class);
+    out.set_format(k->format);
+    out.set_evidence(std::string(evidence::kRegistry));
+    out.set_evidence_detail(absl::StrCat("registry ", k->kernel_id));
+  } else if (!rule.pipe_class.empty()) {
+    out.set_pipe_class(rule.pipe_class);
+    out.set_evidence(std::string(evidence::kNameRule));
+    out.set_evidence_detail(absl::StrCat("rule ", rule.class_rule, ": ", rule.class_why));
+  } else {
+    out.set_pipe_class(std::string(pipe::kOther));
+    out.set_evidence(std::string(evidence::kUnknown));
+    out.set_evidence_detail("no measured metric, SASS, registry entry or name rule");
+  }
+  if (out.role().empty()) out.set_role(rule.role.empty() ? std::string(role::kOther) : rule.role);
+  if (out.format().empty()) out.set_format(rule.format);
+
+  // SASS: tells tensor vs not. It does not turn comm/memory kernels into SIMT.
+  if (const sass::SassKernelStats* s = FindSass(a, norm)) {
+    bool keep_kind = s->pipe_class != "tensor" &&
+                     (out.pipe_class() == pipe::kComm || out.pipe_class() == pipe::kMemory);
+    if (!keep_kind) out.set_pipe_class(s->pipe_class == "other" ? std::string(pipe::kOther)
+                                                                : s->pipe_class);
+    out.set_evidence(std::string(evidence::kSass));
+    out.set_evidence_detail(absl::StrCat("SASS ", s->detail));
+  }
+  // Measured tensor-pipe activity beats everything.
+  if (a.has_metrics() && a.metrics().has_tensor_pipe_pct()) {
+    double pct = a.metrics().tensor_pipe_pct();
+    std::string src = a.metrics().source().empty() ? "metrics" : a.metrics().source();
+    if (pct >= options_.tensor_pipe_threshold_pct) {
+      out.set_pipe_class(std::string(pipe::kTensor));
+      out.set_evidence_detail(absl::StrFormat("tensor pipe active %.2f%% >= %.2g%% (%s)", pct,
+                                              options_.tensor_pipe_threshold_pct, src));
+    } else {
+      if (out.pipe_class() != pipe::kComm && out.pipe_class() != pipe::kMemory) {
+        out.set_pipe_class(std::string(pipe::kSimt));
+      }
+      out.set_evidence_detail(absl::StrFormat("tensor pipe active %.2f%% < %.2g%% (%s)", pct,
+                                              options_.tensor_pipe_threshold_pct, src));
+    }
+    out.set_evidence(std::string(evidence::kMeasured));
+  }
+  return out;
+}
+
+}  // namespace qprof::classify

@@ -1,0 +1,106 @@
+#include "analysis/sass/sass_parser.h"
+
+#include <string>
+
+#include "base/file_util.h"
+#include "gtest/gtest.h"
+
+namespace qprof::sass {
+namespace {
+
+// A hand-written listing with the tensor forms of several generations (the mnemonics are
+// real; the kernels are not). Encoding comments and an encoding-only line are included.
+constexpr char kSnippet[] = R"(
+	code for sm_100a
+		Function : _Z12tcgen05_gemmv
+        /*0000*/                   LDC R1, c[0x0][0x28] ;                 /* 0x00000a00ff017b82 */
+                                                                          /* 0x000fe20000000800 */
+        /*0010*/              @!P0 UTCQMMA gdesc[UR4], gdesc[UR6], tmem[UR8], tmem[UR10], idesc[UR11], UPT ;
+        /*0020*/                   UTCOMMA.2CTA gdesc[UR4], gdesc[UR6], tmem[UR8] ;
+        /*0030*/                   UTCHMMA gdesc[UR4], gdesc[UR6], tmem[UR8] ;
+        /*0040*/                   FFMA R2, R3, R4, R2 ;
+        /*0050*/                   EXIT ;
+		Function : _Z14hopper_fp8gemmv
+        /*0000*/                   QGMMA.64x128x32.F32.E4M3.E4M3 R24, gdesc[UR4], R24 ;
+        /*0010*/                   HGMMA.64x128x16.F32.BF16 R24, gdesc[UR8], R24, gsb0 ;
+        /*0020*/                   IMAD.MOV.U32 R0, RZ, RZ, R1 ;
+		Function : _Z10dp4a_gemvv
+        /*0000*/                   IDP.4A.S8.S8 R5, R6, R7, R5 ;
+        /*0010*/                   FFMA R2, R3, R4, R2 ;
+        /*0020*/                   HFMA2.MMA R3, -RZ, RZ, 0, 2.38e-07 ;
+        /*0030*/                   HFMA2 R8, R9, R10, R8 ;
+		Function : _Z9copy_onlyv
+        /*0000*/                   LDG.E R0, desc[UR4][R2.64] ;
+        /*0010*/                   STG.E desc[UR4][R2.64], R0 ;
+	code for sm_120a
+		Function : _Z9fp4_mmav
+        /*0000*/                   OMMA.SF.16864.F32.E2M1.E2M1.UE4M3.4X R4, R8, R12, R4, R20, R21 ;
+)";
+
+TEST(SassParser, CountsTensorAndSimtInstructions) {
+  auto r = ParseSass(kSnippet);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->size(), 5u);
+  const auto& tc = (*r)[0];
+  EXPECT_EQ(tc.name, "_Z12tcgen05_gemmv");
+  EXPECT_EQ(tc.demangled, "tcgen05_gemm");
+  EXPECT_EQ(tc.arch, "sm_100a");
+  EXPECT_EQ(tc.tensor_mma, 3u);
+  EXPECT_EQ(tc.mma_opcodes.at("UTCQMMA"), 1u);
+  EXPECT_EQ(tc.mma_opcodes.at("UTCOMMA"), 1u);
+  EXPECT_EQ(tc.simt_fp32, 1u);
+  EXPECT_EQ(tc.instructions, 6u);  // the encoding-only line is not an instruction
+  EXPECT_EQ(tc.pipe_class, "tensor");
+  const auto& hop = (*r)[1];
+  EXPECT_EQ(hop.mma_opcodes.at("QGMMA"), 1u);
+  EXPECT_EQ(hop.mma_opcodes.at("HGMMA"), 1u);
+  EXPECT_EQ(hop.simt_int, 1u);
+  const auto& dp4a = (*r)[2];
+  EXPECT_EQ(dp4a.pipe_class, "simt");
+  EXPECT_EQ(dp4a.simt_int, 1u);
+  EXPECT_EQ(dp4a.simt_fp32, 1u);
+  EXPECT_EQ(dp4a.simt_fp16, 1u);  // HFMA2.MMA -RZ, RZ is a constant move, not math
+  EXPECT_EQ((*r)[3].pipe_class, "other");
+  EXPECT_EQ((*r)[4].arch, "sm_120a");
+  EXPECT_EQ((*r)[4].mma_opcodes.at("OMMA"), 1u);
+}
+
+TEST(SassParser, RealCuobjdumpFatbinListing) {
+  // tests/analysis/testdata/sass/fatbin_sm80_sm120.sass: cuobjdump --dump-sass of the
+  // fatbin built from fatbin_sm80_sm120.cu for sm_80 and sm_120 (NOP lines removed).
+  auto text = ReadFile(std::string(QPROF_SOURCE_DIR) +
+                       "/tests/analysis/testdata/sass/fatbin_sm80_sm120.sass");
+  ASSERT_TRUE(text.ok()) << text.status();
+  auto r = ParseSass(*text);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->size(), 6u);  // 3 kernels x 2 arches
+  int tensor = 0;
+  for (const auto& k : *r) {
+    EXPECT_TRUE(k.arch == "sm_80" || k.arch == "sm_120") << k.arch;
+    if (k.demangled == "mma_bf16") {
+      EXPECT_EQ(k.pipe_class, "tensor");
+      EXPECT_EQ(k.mma_opcodes.at("HMMA"), 1u);
+      ++tensor;
+    } else if (k.demangled == "saxpy") {
+      EXPECT_EQ(k.pipe_class, "simt");
+      EXPECT_GE(k.simt_fp32, 1u);
+    } else {
+      EXPECT_EQ(k.demangled, "ns::tmpl<4>");
+      EXPECT_EQ(k.pipe_class, "simt");
+    }
+  }
+  EXPECT_EQ(tensor, 2);
+}
+
+TEST(SassParser, RejectsTextWithoutFunctions) {
+  EXPECT_FALSE(ParseSass("").ok());
+  EXPECT_FALSE(ParseSass("hello\nworld\n").ok());
+}
+
+TEST(SassParser, MissingFileIsNotFound) {
+  auto r = RunCuobjdump("/nonexistent/file.cubin");
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace qprof::sass
