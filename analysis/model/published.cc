@@ -1,0 +1,82 @@
+#include "analysis/model/published.h"
+
+#include "fmt/core.h"
+#include "proto/vocabulary.h"
+
+namespace qprof::model {
+
+const std::vector<PublishedFigure>& PublishedFigures() {
+  static const std::vector<PublishedFigure>* const kFigures = new std::vector<PublishedFigure>{
+      {"story-mxfp4", "v4-flash", "rtx-pro-6000", 8, "mxfp4", "slot_gemv", 16, 23.0,
+       "unstated", 0.39, 0.38,
+       "the team's report in DESIGN.md 'The story behind it': ~23 tok/s at concurrency 16 "
+       "on 8x RTX PRO 6000, MoE slot-GEMV 39% and sparse-MLA decode 38% of decode time, "
+       "tensor pipe under 1%"},
+      {"sglang-mxfp4", "v4-flash", "rtx-pro-6000", 8, "mxfp4", "slot_gemv", 0, 497.6,
+       "aggregate", 0, 0,
+       "FACTS.md 'Published results': SGLang DeepSeek-V4-Flash on 8x RTX PRO 6000, MXFP4 "
+       "slot-GEMV, 497.6 tok/s aggregate (concurrency not stated there)"},
+      {"sglang-fp8", "v4-flash", "rtx-pro-6000", 8, "fp8", "", 0, 3412.9, "aggregate", 0, 0,
+       "FACTS.md 'Published results': the same SGLang benchmark with the FP8 checkpoint, "
+       "3412.9 tok/s aggregate (6.9x the MXFP4 run)"},
+  };
+  return *kFigures;
+}
+
+namespace {
+
+double Get(const std::map<std::string, double>& m, std::string_view key) {
+  auto it = m.find(std::string(key));
+  return it == m.end() ? 0.0 : it->second;
+}
+
+}  // namespace
+
+std::vector<std::string> ComparisonNotes(const ModelSummary& s) {
+  std::vector<std::string> out;
+  for (const PublishedFigure& f : PublishedFigures()) {
+    if (f.model != s.model || f.target != s.target) continue;
+    if (f.format == s.format && (f.moe_backend.empty() || f.moe_backend == s.moe_backend)) {
+      // Aggregate figure: compare directly. Unstated scope: give both readings.
+      std::vector<std::pair<std::string, double>> readings;
+      if (f.scope != "per sequence") readings.push_back({"aggregate", f.tokens_per_s});
+      if (f.scope != "aggregate" && f.concurrency > 0) {
+        readings.push_back({"per sequence", f.tokens_per_s * f.concurrency});
+      }
+      for (const auto& [reading, aggregate] : readings) {
+        out.push_back(fmt::format(
+            "published [{}] {} tok/s ({}{}): model {:.1f} tok/s aggregate at batch {} = "
+            "{:.1f}x the published aggregate {:.1f} tok/s. Source: {}",
+            f.id, f.tokens_per_s, reading,
+            f.concurrency > 0 ? fmt::format(", concurrency {}", f.concurrency) : "",
+            s.tokens_per_s, s.batch, s.tokens_per_s / aggregate, aggregate, f.source));
+        if (f.moe_share > 0 && f.concurrency > 0) {
+          // Published step time = concurrency / aggregate tok/s; the MoE kernel had
+          // moe_share of it. The model's bytes for that kernel over that time is the
+          // bandwidth the published kernel reached if it moved what the model says.
+          double step_s = f.concurrency / aggregate;
+          double moe_bytes = Get(s.role_bytes, role::kMoeExperts);
+          double implied_gbps = moe_bytes / (f.moe_share * step_s) / 1e9;
+          out.push_back(fmt::format(
+              "published [{}] ({} reading): step {:.1f} ms with MoE experts {:.0f}% = "
+              "{:.2f} ms; the model's {:.3g} GB of MoE traffic per rank in that time is "
+              "{:.0f} GB/s per GPU; the model assumes the slot-GEMV streams at "
+              "memory_bandwidth_efficiency of peak. Model MoE share {:.0f}%, sparse-MLA "
+              "{:.0f}% vs published {:.0f}% and {:.0f}%",
+              f.id, reading, step_s * 1e3, 100 * f.moe_share, f.moe_share * step_s * 1e3,
+              moe_bytes / 1e9, implied_gbps, 100 * Get(s.role_share, role::kMoeExperts),
+              100 * Get(s.role_share, role::kAttnSparseMla), 100 * f.moe_share,
+              100 * f.sparse_mla_share));
+        }
+      }
+    } else if (f.format != s.format && f.format == "fp8") {
+      out.push_back(fmt::format(
+          "published [{}] {} tok/s aggregate with an FP8 checkpoint: not modelled (no FP8 "
+          "MoE path in the bundled runtime); model {} gives {:.1f} tok/s. Source: {}",
+          f.id, f.tokens_per_s, s.label, s.tokens_per_s, f.source));
+    }
+  }
+  return out;
+}
+
+}  // namespace qprof::model
