@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "profiler/cupti/cupti_collector.h"
+
 namespace qprof::profiler::cupti {
 namespace {
 
@@ -88,6 +90,20 @@ void FillKernelMetrics(const MetricPlan& plan, const std::vector<std::string>& n
   }
   if (have_tensor) out->set_tensor_pipe_pct(tensor);
   out->set_source("cupti range profiler (kernel replay)");
+}
+
+std::string MetricsUnavailableReason(const absl::Status& failure) {
+  const std::string detail(failure.message());
+  switch (failure.code()) {
+    case absl::StatusCode::kPermissionDenied:
+      return "GPU performance counters are restricted to admin users (" + detail + "). " +
+             kCounterPermissionHint;
+    case absl::StatusCode::kFailedPrecondition:
+      return "another profiler (Nsight Systems/Compute, torch.profiler, ...) is attached to "
+             "this process and owns CUPTI (" + detail + "); run qprof without it";
+    default:
+      return "hardware metrics could not be collected: " + detail;
+  }
 }
 
 }  // namespace qprof::profiler::cupti

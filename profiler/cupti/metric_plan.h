@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "proto/trace.pb.h"
 
 namespace qprof::profiler::cupti {
@@ -46,6 +47,12 @@ void DropMetric(MetricPlan* plan, const std::string& full_name);
 // Every value goes into raw; the four summary fields are set when their metric exists.
 void FillKernelMetrics(const MetricPlan& plan, const std::vector<std::string>& names,
                        const std::vector<double>& values, proto::KernelMetrics* out);
+
+// The text stored in CollectorStats.metrics_unavailable_reason when the metrics pass
+// could not run: what failed and, for permission problems, how to enable counters.
+// PermissionDenied -> counters are admin-only; FailedPrecondition -> another profiler
+// owns the GPU counters; anything else -> the status text.
+std::string MetricsUnavailableReason(const absl::Status& failure);
 
 }  // namespace qprof::profiler::cupti
 

@@ -75,3 +75,23 @@ TEST(MetricPlanTest, DropMetricClearsItsRole) {
 
 }  // namespace
 }  // namespace qprof::profiler::cupti
+
+namespace qprof::profiler::cupti {
+namespace {
+
+TEST(MetricsUnavailableReasonTest, PermissionSaysHowToEnableCounters) {
+  std::string r = MetricsUnavailableReason(absl::PermissionDeniedError(
+      "cuptiProfilerGetCounterAvailability(&avail): CUPTI_ERROR_INSUFFICIENT_PRIVILEGES (35)"));
+  EXPECT_NE(r.find("CUPTI_ERROR_INSUFFICIENT_PRIVILEGES"), std::string::npos);
+  EXPECT_NE(r.find("NVreg_RestrictProfilingToAdminUsers=0"), std::string::npos);
+  EXPECT_NE(r.find("root"), std::string::npos);
+}
+
+TEST(MetricsUnavailableReasonTest, OtherSubscriberIsNamed) {
+  std::string r = MetricsUnavailableReason(absl::FailedPreconditionError("nsys"));
+  EXPECT_NE(r.find("another profiler"), std::string::npos);
+  EXPECT_EQ(r.find("NVreg"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace qprof::profiler::cupti
