@@ -1,0 +1,365 @@
+// The Diff page: the story first (key role's class change, tokens/s, tensor share), then
+// the two runs side by side, time per role, classes, kernels that came and went.
+#include <algorithm>
+#include <cstdlib>
+
+#include "base/file_util.h"
+#include "fmt/format.h"
+#include "reports/common/format.h"
+#include "reports/html/html_report.h"
+#include "reports/html/html_util.h"
+#include "reports/html/profile_sections.h"
+#include "reports/html/svg_charts.h"
+
+namespace qprof::reports {
+namespace {
+
+using html::Badge;
+using html::BadgeKindFor;
+using html::Escape;
+using html::NumCell;
+
+std::string Label(const proto::DiffSide& s, const char* fallback) {
+  return s.label().empty() ? fallback : s.label();
+}
+
+std::vector<html::Segment> SideSegments(const proto::DiffSide& s, const proto::Diff& d,
+                                        bool is_a) {
+  std::vector<html::Segment> segs;
+  for (const auto& cls : html::ClassOrder()) {
+    auto it = s.class_share().find(cls);
+    if (it == s.class_share().end()) continue;
+    uint64_t ns = 0;
+    for (const auto& r : d.classes())
+      if (r.key() == cls) ns = is_a ? r.a_time_ns() : r.b_time_ns();
+    segs.push_back({cls, it->second, ns});
+  }
+  return segs;
+}
+
+std::string Hero(const proto::Diff& d) {
+  const std::string a = Label(d.a(), "A"), b = Label(d.b(), "B");
+  std::string out = fmt::format(
+      "<header class=\"top\"><h1>qprof diff: {} <span class=\"sub\">vs</span> {} <span "
+      "class=\"sub\">{}</span></h1></header>\n",
+      Escape(a), Escape(b),
+      Escape(d.a().device() == d.b().device() ? d.a().device()
+                                              : d.a().device() + " / " + d.b().device()));
+  const bool host = d.a().provenance().find("host") != std::string::npos ||
+                    d.b().provenance().find("host") != std::string::npos;
+  if (host) {
+    out += "<div class=\"banner host\" id=\"provenance-banner\"><b>Measured on the host CPU, not "
+           "on a GPU.</b> Both runs used the CPU backend: times show where the CPU reference "
+           "kernels spend time. The classes say which GPU pipe each kernel would use; GPU "
+           "numbers need a GPU run or the modelled ceilings.</div>\n";
+  }
+  const auto lines = DiffHeadlines(d);
+  out += "<section id=\"story\">";
+  // Arrows read better than "->" on a page; the terminal keeps ASCII.
+  auto arrows = [](const std::string& s) {
+    std::string out;
+    size_t pos = 0;
+    for (size_t hit; (hit = s.find(" -> ", pos)) != std::string::npos; pos = hit + 4) {
+      out += Escape(s.substr(pos, hit - pos)) + " &rarr; ";
+    }
+    return out + Escape(s.substr(pos));
+  };
+  if (!lines.empty()) out += "<p class=\"hero\" id=\"headline\">" + arrows(lines[0]) + "</p>";
+  out += "<ul class=\"story\">";
+  for (size_t i = 1; i < lines.size(); ++i) out += "<li>" + arrows(lines[i]) + "</li>";
+  out += "</ul>";
+  // Side-by-side cards with the split bars.
+  out += "<div class=\"grid2\">";
+  for (int side = 0; side < 2; ++side) {
+    const auto& s = side == 0 ? d.a() : d.b();
+    const std::string id = side == 0 ? "a" : "b";
+    const auto segs = SideSegments(s, d, side == 0);
+    out += fmt::format(
+        "<div class=\"side\" id=\"side-{}\"><h2>{}: {}</h2><div class=\"cards\">"
+        "<div class=\"card\"><div class=\"k\">tokens/s</div><div class=\"v\" id=\"tps-{}\" "
+        "data-value=\"{}\">{}</div><div class=\"p\">{}</div></div>"
+        "<div class=\"card\"><div class=\"k\">kernel time</div><div class=\"v\" data-ns=\"{}\">"
+        "{}</div></div>"
+        "<div class=\"card\"><div class=\"k\">tensor share</div><div class=\"v\" "
+        "id=\"tensor-{}\" data-value=\"{}\">{}</div></div></div>",
+        id, side == 0 ? "A" : "B", Escape(Label(s, side == 0 ? "A" : "B")), id,
+        html::Num(s.tokens_per_s(), 4),
+        s.tokens_per_s() > 0 ? FormatSig3(s.tokens_per_s()) : "n/a",
+        Badge(BadgeKindFor(s.provenance()), s.provenance().empty() ? "unspecified"
+                                                                   : s.provenance()),
+        s.kernel_time_ns(), FormatNs(static_cast<double>(s.kernel_time_ns())), id,
+        html::Num(s.tensor_share(), 6), FormatShare(s.tensor_share()));
+    out += fmt::format("<p class=\"small muted\">{}{}</p>", Escape(s.device()),
+                       s.format().empty() ? "" : " · format " + Escape(s.format()));
+    out += html::SplitBarSvg(segs, "split-" + id,
+                             "Share of kernel time by pipe class for " + Label(s, id.c_str()),
+                             560);
+    out += html::ClassLegend(segs) + "</div>";
+  }
+  out += "</div></section>\n";
+  return out;
+}
+
+std::string RoleSection(const proto::Diff& d) {
+  const std::string a = Label(d.a(), "A"), b = Label(d.b(), "B");
+  std::vector<const proto::DiffRow*> rows;
+  for (const auto& r : d.roles()) rows.push_back(&r);
+  std::stable_sort(rows.begin(), rows.end(), [](auto* x, auto* y) {
+    return std::max(x->a_time_ns(), x->b_time_ns()) > std::max(y->a_time_ns(), y->b_time_ns());
+  });
+  std::string out = "<section id=\"roles-section\"><h2>Time per role</h2>";
+  out += fmt::format("<p class=\"small muted\">Rows are matched by role, so kernels with "
+                     "different names that do the same job (a SIMT GEMV and a tensor-core GEMM "
+                     "for the MoE experts) share a row. Bars: {} above, {} below; colour = "
+                     "pipe class.</p>",
+                     Escape(a), Escape(b));
+  std::vector<html::PairRow> pairs;
+  for (size_t i = 0; i < rows.size() && i < 10; ++i) {
+    const auto& r = *rows[i];
+    pairs.push_back({r.key(), r.a_time_ns(), r.b_time_ns(), r.a_share(), r.b_share(),
+                     r.a_class(), r.b_class()});
+  }
+  out += html::PairedBarsSvg(pairs, a, b, "role-pairs");
+  out += fmt::format(
+      "<div class=\"tablewrap\"><table class=\"sortable\" id=\"diff-roles\"><thead><tr>"
+      "<th>role</th><th>class {0}</th><th>class {1}</th><th class=\"num\">{0} time</th>"
+      "<th class=\"num\">{0} share</th><th class=\"num\">{1} time</th>"
+      "<th class=\"num\">{1} share</th><th class=\"num\">delta</th>"
+      "<th class=\"num\">share delta</th><th class=\"num\">{1}/{0}</th></tr></thead><tbody>",
+      Escape(a), Escape(b));
+  for (const auto* rp : rows) {
+    const auto& r = *rp;
+    out += fmt::format(
+        "<tr data-role=\"{}\" data-a-ns=\"{}\" data-b-ns=\"{}\" data-delta-ns=\"{}\"{}><td>{}"
+        "</td><td>{}</td><td>{}</td>{}{}{}{}{}{}{}</tr>",
+        Escape(r.key()), r.a_time_ns(), r.b_time_ns(), r.delta_ns(),
+        r.a_class() != r.b_class() && !r.a_class().empty() && !r.b_class().empty()
+            ? " class=\"new\""
+            : "",
+        Escape(r.key()), r.a_class().empty() ? "-" : html::ClassPill(r.a_class()),
+        r.b_class().empty() ? "-" : html::ClassPill(r.b_class()),
+        NumCell(FormatNs(static_cast<double>(r.a_time_ns())), static_cast<double>(r.a_time_ns())),
+        html::ShareCell(r.a_share(), r.a_class()),
+        NumCell(FormatNs(static_cast<double>(r.b_time_ns())), static_cast<double>(r.b_time_ns())),
+        html::ShareCell(r.b_share(), r.b_class()),
+        NumCell(FormatDeltaNs(static_cast<double>(r.delta_ns())),
+                static_cast<double>(r.delta_ns())),
+        NumCell(FormatSharePoints(r.delta_share()), r.delta_share()),
+        r.has_ratio() ? NumCell(FormatRatio(r.ratio()), r.ratio())
+                      : NumCell(r.status() == "only_a" ? "gone" : "new", -1));
+  }
+  out += "</tbody></table></div></section>\n";
+  return out;
+}
+
+std::string ClassSection(const proto::Diff& d) {
+  const std::string a = Label(d.a(), "A"), b = Label(d.b(), "B");
+  std::string out = fmt::format(
+      "<section id=\"classes-section\"><h2>Pipe classes</h2><div class=\"tablewrap\"><table "
+      "id=\"diff-classes\"><thead><tr><th>class</th><th class=\"num\">{0} time</th>"
+      "<th class=\"num\">{0} share</th><th class=\"num\">{1} time</th>"
+      "<th class=\"num\">{1} share</th><th class=\"num\">delta</th>"
+      "<th class=\"num\">share delta</th></tr></thead><tbody>",
+      Escape(a), Escape(b));
+  for (const auto& r : d.classes()) {
+    if (r.a_time_ns() == 0 && r.b_time_ns() == 0) continue;
+    out += fmt::format(
+        "<tr data-class=\"{}\" data-a-share=\"{}\" data-b-share=\"{}\"><td>{}</td>{}{}{}{}{}{}"
+        "</tr>",
+        Escape(r.key()), html::Num(r.a_share(), 6), html::Num(r.b_share(), 6),
+        html::ClassPill(r.key()),
+        NumCell(FormatNs(static_cast<double>(r.a_time_ns())), static_cast<double>(r.a_time_ns())),
+        html::ShareCell(r.a_share(), r.key()),
+        NumCell(FormatNs(static_cast<double>(r.b_time_ns())), static_cast<double>(r.b_time_ns())),
+        html::ShareCell(r.b_share(), r.key()),
+        NumCell(FormatDeltaNs(static_cast<double>(r.delta_ns())),
+                static_cast<double>(r.delta_ns())),
+        NumCell(FormatSharePoints(r.delta_share()), r.delta_share()));
+  }
+  out += "</tbody></table></div></section>\n";
+  return out;
+}
+
+std::string KernelSection(const proto::Diff& d) {
+  const std::string a = Label(d.a(), "A"), b = Label(d.b(), "B");
+  std::vector<const proto::DiffRow*> rows;
+  for (const auto& r : d.kernels()) rows.push_back(&r);
+  // Kernels that came or went first, then the largest absolute changes.
+  std::stable_sort(rows.begin(), rows.end(), [](auto* x, auto* y) {
+    const bool xo = x->status() != "both", yo = y->status() != "both";
+    if (xo != yo) return xo;
+    return std::llabs(x->delta_ns()) > std::llabs(y->delta_ns());
+  });
+  int gone = 0, added = 0;
+  for (const auto* r : rows) {
+    gone += r->status() == "only_a";
+    added += r->status() == "only_b";
+  }
+  std::string out = fmt::format(
+      "<section id=\"kernels-section\"><h2>Kernels</h2><p><b>{}</b> kernels only in {} "
+      "(disappeared), <b>{}</b> only in {} (appeared), {} in both.</p>",
+      gone, Escape(a), added, Escape(b), static_cast<int>(rows.size()) - gone - added);
+  out += "<div class=\"controls\"><label>Filter <input type=\"search\" "
+         "data-filter-table=\"diff-kernels\" aria-label=\"Filter kernels\" placeholder=\"name, "
+         "role...\"></label><span class=\"small muted\" data-count-for=\"diff-kernels\"></span>"
+         "</div>";
+  out += fmt::format(
+      "<div class=\"tablewrap\"><table class=\"sortable\" id=\"diff-kernels\"><thead><tr>"
+      "<th>change</th><th>kernel</th><th>role</th><th>class</th><th class=\"num\">{0} time</th>"
+      "<th class=\"num\">{1} time</th><th class=\"num\">delta</th></tr></thead><tbody>",
+      Escape(a), Escape(b));
+  for (const auto* rp : rows) {
+    const auto& r = *rp;
+    const bool only_a = r.status() == "only_a", only_b = r.status() == "only_b";
+    const std::string name = only_b ? (r.b_name().empty() ? r.key() : r.b_name())
+                                    : (r.a_name().empty() ? r.key() : r.a_name());
+    const std::string cls = only_b ? r.b_class() : r.a_class();
+    std::string cls_cell = html::ClassPill(cls);
+    if (!only_a && !only_b && r.a_class() != r.b_class() && !r.b_class().empty()) {
+      cls_cell += " &rarr; " + html::ClassPill(r.b_class());
+    }
+    out += fmt::format(
+        "<tr data-status=\"{}\" data-class=\"{}\"{}><td>{}</td><td class=\"kname\">{}</td>"
+        "<td>{}</td><td>{}</td>{}{}{}</tr>",
+        Escape(r.status()), Escape(cls),
+        only_a ? " class=\"gone\"" : only_b ? " class=\"new\"" : "",
+        only_a ? "disappeared" : only_b ? "appeared" : "both", Escape(name), Escape(r.role()),
+        cls_cell,
+        only_b ? NumCell("-", 0)
+               : NumCell(FormatNs(static_cast<double>(r.a_time_ns())),
+                         static_cast<double>(r.a_time_ns())),
+        only_a ? NumCell("-", 0)
+               : NumCell(FormatNs(static_cast<double>(r.b_time_ns())),
+                         static_cast<double>(r.b_time_ns())),
+        NumCell(FormatDeltaNs(static_cast<double>(r.delta_ns())),
+                static_cast<double>(r.delta_ns())));
+  }
+  out += "</tbody></table></div></section>\n";
+  return out;
+}
+
+std::string CeilingSection(const proto::Diff& d, const DiffHtmlInputs& in) {
+  if (in.a == nullptr && in.b == nullptr) return "";
+  std::vector<html::CeilingBar> bars;
+  const proto::Profile* base = in.a != nullptr ? in.a : in.b;
+  for (const proto::Profile* p : {in.a, in.b}) {
+    if (p == nullptr) continue;
+    for (auto& bar : html::CeilingBars(*p)) {
+      if (bar.kind == "measured") bars.push_back(bar);
+    }
+  }
+  for (auto& bar : html::CeilingBars(*base)) {
+    if (bar.kind == "measured") continue;
+    if (bar.kind == "amdahl") bar.label += " (" + Label(d.a(), "A") + ")";
+    bars.push_back(bar);
+  }
+  if (bars.empty()) return "";
+  std::string out = "<section id=\"ceilings\"><h2>Measured and ceilings</h2><p class=\"small "
+                    "muted\">Both measurements, then what removing the largest role or changing "
+                    "the format allows (hover a bar for the formula and inputs).</p>";
+  out += "<div class=\"tablewrap\">" + html::WaterfallSvg(bars, "waterfall") + "</div>";
+  out += "<div class=\"tablewrap\"><table><thead><tr><th>bar</th><th class=\"num\">tok/s</th>"
+         "<th>formula</th><th>inputs</th><th>provenance</th></tr></thead><tbody>";
+  for (const auto& b : bars) {
+    out += fmt::format("<tr><td>{}</td>{}<td class=\"formula\">{}</td><td class=\"small\">{}"
+                       "</td><td>{}</td></tr>",
+                       Escape(b.label), NumCell(FormatSig3(b.tokens_per_s), b.tokens_per_s, 3),
+                       Escape(b.formula), Escape(b.inputs),
+                       Badge(BadgeKindFor(b.provenance), b.provenance));
+  }
+  out += "</tbody></table></div></section>\n";
+  return out;
+}
+
+std::string TimelineSection(const proto::Diff& d, const DiffHtmlInputs& in) {
+  if (in.a == nullptr || in.b == nullptr) return "";
+  if (in.a->timeline_size() == 0 && in.b->timeline_size() == 0) return "";
+  auto span = [](const proto::Profile& p) {
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (const auto& e : p.timeline()) {
+      lo = std::min(lo, e.start_ns());
+      hi = std::max(hi, e.start_ns() + e.dur_ns());
+    }
+    return p.timeline_size() ? hi - lo : 0;
+  };
+  const int64_t common = std::max(span(*in.a), span(*in.b));
+  std::string out = "<section id=\"timelines\"><h2>One decode step, both runs on one time "
+                    "scale</h2>";
+  int i = 0;
+  for (const proto::Profile* p : {in.a, in.b}) {
+    const std::string label = i == 0 ? Label(d.a(), "A") : Label(d.b(), "B");
+    std::vector<proto::TimelineEvent> evs(p->timeline().begin(), p->timeline().end());
+    out += fmt::format("<h3>{}: {}</h3>", i == 0 ? "A" : "B", Escape(label));
+    out += evs.empty() ? "<p class=\"muted\">no timeline</p>"
+                       : "<div class=\"tablewrap\">" +
+                             html::TimelineSvg(evs, i == 0 ? "timeline-a" : "timeline-b",
+                                               common) +
+                             "</div>";
+    ++i;
+  }
+  out += "</section>\n";
+  return out;
+}
+
+std::string WarningSection(const proto::Diff& d, const DiffHtmlInputs& in) {
+  std::vector<std::string> items;
+  for (const auto& w : d.warnings()) {
+    items.push_back(fmt::format("<li data-code=\"{}\"><code>{}</code> {}</li>", Escape(w.code()),
+                                Escape(w.code()), Escape(w.message())));
+  }
+  int i = 0;
+  for (const proto::Profile* p : {in.a, in.b}) {
+    const std::string label = i++ == 0 ? Label(d.a(), "A") : Label(d.b(), "B");
+    if (p == nullptr) continue;
+    for (const auto& w : p->warnings()) {
+      items.push_back(fmt::format("<li data-code=\"{}\"><b>{}</b>: <code>{}</code> {}</li>",
+                                  Escape(w.code()), Escape(label), Escape(w.code()),
+                                  Escape(w.message())));
+    }
+  }
+  std::string out = "<section id=\"warnings\"><h2>Warnings and sources</h2>";
+  if (items.empty()) {
+    out += "<p id=\"no-warnings\">No warnings.</p>";
+  } else {
+    out += "<ul class=\"warn\" id=\"warning-list\">";
+    for (const auto& s : items) out += s;
+    out += "</ul>";
+  }
+  out += "<table><thead><tr><th>side</th><th>file</th><th>kind</th><th>provenance</th></tr>"
+         "</thead><tbody>";
+  for (int side = 0; side < 2; ++side) {
+    const auto& s = side == 0 ? d.a() : d.b();
+    for (const auto& src : s.sources()) {
+      out += fmt::format("<tr><td>{}</td><td class=\"kname\">{}</td><td>{}</td><td>{}</td></tr>",
+                         side == 0 ? "A" : "B", Escape(src.path()), Escape(src.kind()),
+                         Badge(BadgeKindFor(src.provenance()), src.provenance()));
+    }
+  }
+  out += "</tbody></table></section>\n";
+  return out;
+}
+
+}  // namespace
+
+std::string RenderDiffHtml(const proto::Diff& diff, const DiffHtmlInputs& inputs,
+                           const HtmlOptions& options) {
+  std::string title = options.title;
+  if (title.empty()) {
+    title = "qprof diff: " + Label(diff.a(), "A") + " vs " + Label(diff.b(), "B");
+  }
+  std::string body = Hero(diff);
+  body += RoleSection(diff);
+  body += CeilingSection(diff, inputs);
+  body += ClassSection(diff);
+  body += KernelSection(diff);
+  body += TimelineSection(diff, inputs);
+  body += WarningSection(diff, inputs);
+  return html::Page(title, body, options.links);
+}
+
+absl::Status WriteDiffHtml(const proto::Diff& diff, const std::string& path,
+                           const DiffHtmlInputs& inputs, const HtmlOptions& options) {
+  return WriteFileAtomic(path, RenderDiffHtml(diff, inputs, options));
+}
+
+}  // namespace qprof::reports

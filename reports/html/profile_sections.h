@@ -1,0 +1,33 @@
+// Sections of the Profile page that the Diff page reuses (not a public API).
+#ifndef QPROF_REPORTS_HTML_PROFILE_SECTIONS_H_
+#define QPROF_REPORTS_HTML_PROFILE_SECTIONS_H_
+
+#include <string>
+#include <vector>
+
+#include "proto/profile.pb.h"
+#include "reports/html/svg_charts.h"
+
+namespace qprof::reports::html {
+
+// A banner that says plainly where the times came from when that is not a GPU
+// measurement (host CPU, imported file, modelled); empty for GPU measurements.
+std::string ProvenanceBanner(const proto::Profile& p);
+
+// Roles table and the sortable, filterable kernels table.
+std::string BottleneckSection(const proto::Profile& p, const std::string& id_prefix = "");
+
+// The waterfall bars: measured -> Amdahl if the top role vanished (-> at its roofline) ->
+// roofline of this format -> roofline of the other formats, on the profiled device.
+std::vector<CeilingBar> CeilingBars(const proto::Profile& p);
+
+// Waterfall, the table of formulas and inputs behind it, Amdahl rows, format ceilings on
+// every device of the spec table.
+std::string CeilingsSection(const proto::Profile& p, const std::string& id_prefix = "");
+
+// Warnings, collector statistics, unknown kernels, sources and notes.
+std::string WarningsSection(const proto::Profile& p);
+
+}  // namespace qprof::reports::html
+
+#endif  // QPROF_REPORTS_HTML_PROFILE_SECTIONS_H_
