@@ -1,0 +1,272 @@
+// MoE `fp4_mma` (native block-scaled FP4 tensor cores, sm_120a only): slots grouped per
+// expert as in w4a16_mma, but nothing is dequantised: weights stay E2M1 with their own
+// block scales, activations are quantised on the fly to the same format
+// (qprof_moe_quant_act_*: NVFP4 with a per-row FP32 scale, or MXFP4), and one
+//   mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X
+//       .f32.e2m1.e2m1.f32.ue4m3                     (NVFP4, 16-element blocks)
+//   mma.sync.aligned.m16n8k64.row.col.kind::mxf4.block_scale.scale_vec::2X
+//       .f32.e2m1.e2m1.f32.ue8m0                     (MXFP4, 32-element blocks)
+// does 16 rows x 8 tokens x 64 k (SASS: OMMA.SF.16864...).
+//
+// Fragments (g = lane/4, t = lane%4; nibble j of a register = k 8t+j, natural FP4 order, so
+// the checkpoint layout is used as is): a0 = row g, k 8t..8t+7; a1 = row g+8; a2/a3 the
+// same rows at k+32; b0 = token g, k 8t..8t+7; b1 at k+32. Scale registers (selectors 0):
+// lane 4r holds row r's scale bytes, lane 4r+1 row r+8's; lane 4n holds token n's. Byte b
+// scales k 16b..16b+15 (4X) or 32b..32b+31 (2X).
+//
+// Only sm_120a has this instruction (not sm_100a, which uses tcgen05; not sm_90a). Other
+// targets compile a stub body and the launcher refuses to launch there.
+#ifndef QPROF_KERNELS_MOE_CUDA_MOE_FP4_MMA_CUH_
+#define QPROF_KERNELS_MOE_CUDA_MOE_FP4_MMA_CUH_
+
+#include <stdint.h>
+
+#include "kernels/common/cuda/device_helpers.cuh"
+#include "kernels/moe/cuda/fp4_scales.cuh"
+#include "kernels/moe/cuda/moe_group.cuh"
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 1200 && defined(__CUDA_ARCH_FEAT_SM120_ALL)
+#define QPROF_HAS_FP4_MMA 1
+#else
+#define QPROF_HAS_FP4_MMA 0
+#endif
+
+namespace qprof::kernels::cuda {
+
+inline constexpr int kF4Warps = 4;
+inline constexpr int kF4Threads = kF4Warps * 32;
+inline constexpr int kF4NT = 2;  // token tiles of 8 per pass
+
+template <bool kNvfp4>
+__device__ __forceinline__ void MmaFp4(float (&d)[4], const uint32_t (&a)[4], uint32_t b0,
+                                       uint32_t b1, uint32_t sfa, uint32_t sfb) {
+#if QPROF_HAS_FP4_MMA
+  if (kNvfp4) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X"
+        ".f32.e2m1.e2m1.f32.ue4m3 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3},"
+        " %10, {%12,%12}, %11, {%12,%12};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "r"(sfa), "r"(sfb),
+          "h"(static_cast<uint16_t>(0)));
+  } else {
+    asm volatile(
+        "mma.sync.aligned.m16n8k64.row.col.kind::mxf4.block_scale.scale_vec::2X"
+        ".f32.e2m1.e2m1.f32.ue8m0 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3},"
+        " %10, {%12,%12}, %11, {%12,%12};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "r"(sfa), "r"(sfb),
+          "h"(static_cast<uint16_t>(0)));
+  }
+#endif
+}
+
+struct Fp4MmaArgs {
+  const uint8_t* act;              // [rows, K/2] grouped activations, E2M1 natural order
+  const uint8_t* act_scales;       // [rows, K/block]
+  const float* act_scale2;         // [rows] NVFP4 per-row scale; null for MXFP4
+  const int32_t* expert_offsets;   // [experts + 1]
+  const int32_t* active_experts;   // [num_active]
+  const int32_t* num_active;       // [1]
+  const int32_t* sorted_slots;     // [slots]
+  const uint8_t* packed;           // [experts, rows_e, K/2]
+  const uint8_t* scales;           // [experts, rows_e, K/block]
+  const float* scale2;             // [experts] NVFP4; null for MXFP4
+  int K, rows_e, inter;
+  float swiglu_limit;
+  float* hidden;                   // GEMM1 out: [rows, inter] fp32 (grouped order)
+  float* slot_out;                 // GEMM2 out: [slots, rows_e] fp32 by slot id
+};
+
+template <bool kNvfp4, bool kGateUp>
+__device__ __forceinline__ void Fp4MmaBody(const Fp4MmaArgs& a) {
+#if QPROF_HAS_FP4_MMA
+  using T = Fp4Traits<kNvfp4>;
+  if (blockIdx.y >= *a.num_active) return;
+  const int e = a.active_experts[blockIdx.y];
+  const int row0 = a.expert_offsets[e];
+  const int count = a.expert_offsets[e + 1] - row0;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int g = lane >> 2, t = lane & 3;
+  const int tile = blockIdx.x * kF4Warps + warp;
+  const int f0 = kGateUp ? tile * 8 : tile * 16;
+  const int row_a = f0 + g;
+  const int row_b = kGateUp ? a.inter + f0 + g : f0 + 8 + g;
+  const int64_t row_bytes = a.K / 2;
+  const int spr = a.K / T::kBlock;  // scales per row
+  const uint8_t* wa = a.packed + (static_cast<int64_t>(e) * a.rows_e + row_a) * row_bytes;
+  const uint8_t* wb = a.packed + (static_cast<int64_t>(e) * a.rows_e + row_b) * row_bytes;
+  const int srow = t == 1 ? row_b : row_a;
+  const uint8_t* ws = a.scales + (static_cast<int64_t>(e) * a.rows_e + srow) * spr;
+  constexpr int kScalesPerK64 = 64 / T::kBlock;  // 4 or 2 bytes
+
+  for (int tok0 = 0; tok0 < count; tok0 += kF4NT * 8) {
+    float acc[kF4NT][4];
+#pragma unroll
+    for (int n = 0; n < kF4NT; ++n) acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.f;
+    const uint8_t* xb[kF4NT];
+    const uint8_t* xs[kF4NT];
+#pragma unroll
+    for (int n = 0; n < kF4NT; ++n) {
+      const int tok = tok0 + n * 8 + g;
+      const int r = row0 + (tok < count ? tok : 0);  // padded columns read a valid row
+      xb[n] = a.act + static_cast<int64_t>(r) * row_bytes;
+      xs[n] = a.act_scales + static_cast<int64_t>(r) * spr;
+    }
+#pragma unroll 2
+    for (int k64 = 0; k64 < a.K / 64; ++k64) {
+      const int kb = k64 * 32 + 4 * t;
+      uint32_t af[4];
+      af[0] = __ldg(reinterpret_cast<const uint32_t*>(wa + kb));
+      af[1] = __ldg(reinterpret_cast<const uint32_t*>(wb + kb));
+      af[2] = __ldg(reinterpret_cast<const uint32_t*>(wa + kb + 16));
+      af[3] = __ldg(reinterpret_cast<const uint32_t*>(wb + kb + 16));
+      uint32_t sfa = 0;
+      if (t < 2) {
+        sfa = kNvfp4 ? __ldg(reinterpret_cast<const uint32_t*>(ws + k64 * kScalesPerK64))
+                     : __ldg(reinterpret_cast<const uint16_t*>(ws + k64 * kScalesPerK64));
+      }
+#pragma unroll
+      for (int n = 0; n < kF4NT; ++n) {
+        const uint32_t b0 = __ldg(reinterpret_cast<const uint32_t*>(xb[n] + kb));
+        const uint32_t b1 = __ldg(reinterpret_cast<const uint32_t*>(xb[n] + kb + 16));
+        uint32_t sfb = 0;
+        if (t == 0) {
+          sfb = kNvfp4 ? __ldg(reinterpret_cast<const uint32_t*>(xs[n] + k64 * kScalesPerK64))
+                       : __ldg(reinterpret_cast<const uint16_t*>(xs[n] + k64 * kScalesPerK64));
+        }
+        MmaFp4<kNvfp4>(acc[n], af, b0, b1, sfa, sfb);
+      }
+    }
+    const float ws2 = kNvfp4 ? a.scale2[e] : 1.f;
+#pragma unroll
+    for (int n = 0; n < kF4NT; ++n) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int tok = tok0 + n * 8 + 2 * t + h;
+        if (tok >= count) continue;
+        const float post = kNvfp4 ? ws2 * a.act_scale2[row0 + tok] : 1.f;
+        const float top = acc[n][h] * post, bot = acc[n][2 + h] * post;
+        if (kGateUp) {
+          float gt = top, up = bot;
+          if (a.swiglu_limit > 0.f) {
+            gt = fminf(gt, a.swiglu_limit);
+            up = fminf(fmaxf(up, -a.swiglu_limit), a.swiglu_limit);
+          }
+          a.hidden[static_cast<int64_t>(row0 + tok) * a.inter + f0 + g] = gt / (1.f + __expf(-gt)) * up;
+        } else {
+          float* o = a.slot_out + static_cast<int64_t>(a.sorted_slots[row0 + tok]) * a.rows_e;
+          o[f0 + g] = top;
+          o[f0 + 8 + g] = bot;
+        }
+      }
+    }
+  }
+#endif
+}
+
+// Quantises rows of FP32 activations to the weight format (one block per row).
+// src row i = x[gather ? sorted_slots[i] / topk : i]. NVFP4: row scale2 = amax/(6*448),
+// block E4M3 = RNE(max(amax_b / (6*scale2), 2^-9)), all-zero block 1.0; MXFP4: the OCP
+// recipe (shared_exp = floor(log2 amax) - 2). Same recipes as kernels/formats.
+struct QuantActArgs {
+  const float* x;
+  const int32_t* sorted_slots;   // null: no gather
+  const int32_t* expert_offsets; // [experts+1]: rows = expert_offsets[experts]
+  int experts, topk, K;
+  uint8_t* out;                  // [rows, K/2]
+  uint8_t* out_scales;           // [rows, K/block]
+  float* out_scale2;             // [rows] NVFP4
+};
+
+template <bool kNvfp4>
+__device__ __forceinline__ void QuantActBody(const QuantActArgs& a) {
+  using T = Fp4Traits<kNvfp4>;
+  const int i = blockIdx.x;
+  if (i >= a.expert_offsets[a.experts]) return;
+  const int src = a.sorted_slots ? a.sorted_slots[i] / a.topk : i;
+  const float* x = a.x + static_cast<int64_t>(src) * a.K;
+  __shared__ float red[32];
+  float s2 = 1.f;
+  if (kNvfp4) {
+    float m = 0.f;
+    for (int k = threadIdx.x; k < a.K; k += blockDim.x) m = fmaxf(m, fabsf(x[k]));
+    m = WarpMax(m);
+    if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = m;
+    __syncthreads();
+    if (threadIdx.x < 32) {
+      float v = threadIdx.x < blockDim.x / 32 ? red[threadIdx.x] : 0.f;
+      v = WarpMax(v);
+      if (threadIdx.x == 0) red[0] = v;
+    }
+    __syncthreads();
+    const float amax = red[0];
+    s2 = amax > 0.f ? amax / (6.f * 448.f) : 1.f;
+    if (threadIdx.x == 0) a.out_scale2[i] = s2;
+  }
+  for (int b = threadIdx.x; b < a.K / T::kBlock; b += blockDim.x) {
+    const float* v = x + b * T::kBlock;
+    float amax = 0.f;
+    for (int j = 0; j < T::kBlock; ++j) amax = fmaxf(amax, fabsf(v[j]));
+    float denom;
+    uint8_t code;
+    if (kNvfp4) {
+      const float six_s2 = 6.f * s2;
+      code = amax > 0.f ? fp4::FloatToE4M3(fmaxf(amax / six_s2, 0.001953125f)) : 0x38;
+      denom = fp4::E4M3ToFloat(code) * s2;
+    } else {
+      int se = amax > 0.f ? static_cast<int>((__float_as_uint(amax) >> 23) & 0xFF) - 127 - 2 : -127;
+      se = se < -127 ? -127 : (se > 127 ? 127 : se);
+      code = static_cast<uint8_t>(se + 127);
+      denom = exp2f(static_cast<float>(se));
+    }
+    a.out_scales[static_cast<int64_t>(i) * (a.K / T::kBlock) + b] = code;
+    uint8_t* o = a.out + static_cast<int64_t>(i) * (a.K / 2) + b * (T::kBlock / 2);
+    for (int j = 0; j < T::kBlock; j += 2) {
+      const uint8_t lo = fp4::FloatToE2M1(v[j] / denom);
+      const uint8_t hi = fp4::FloatToE2M1(v[j + 1] / denom);
+      o[j / 2] = static_cast<uint8_t>(lo | (hi << 4));
+    }
+  }
+}
+
+}  // namespace qprof::kernels::cuda
+
+#endif  // QPROF_KERNELS_MOE_CUDA_MOE_FP4_MMA_CUH_
+
+#include "absl/status/status.h"
+#include "kernels/common/cuda/cuda_status.h"
+#include "kernels/moe/cuda/moe_cuda_internal.h"
+
+namespace qprof::kernels::cuda {
+
+template <typename Q, typename K1, typename K2>
+absl::Status LaunchFp4MmaImpl(const MoeParams& p, const MoeGrouping& g, const Fp4ActBuffers& b,
+                              float* slot_out, cudaStream_t stream, Q quant, K1 gemm1, K2 gemm2,
+                              const char* name) {
+  const bool nv = p.format == Fp4Format::kNvfp4;
+  const int slots = p.tokens * p.topk;
+  const int ey = slots < p.experts ? slots : p.experts;
+  QuantActArgs q1{p.x, g.sorted_slots, g.expert_offsets, p.experts, p.topk, p.dim,
+                  b.packed, b.scales, b.scale2};
+  quant<<<slots, 128, 0, stream>>>(q1);
+  RETURN_IF_CUDA_LAUNCH_ERROR(name);
+  Fp4MmaArgs a1{b.packed, b.scales, nv ? b.scale2 : nullptr, g.expert_offsets, g.active_experts,
+                g.num_active, g.sorted_slots, p.w13.packed, p.w13.scales,
+                nv ? p.w13.scale2 : nullptr, p.dim, 2 * p.inter, p.inter, p.swiglu_limit,
+                b.hidden, nullptr};
+  gemm1<<<dim3(p.inter / (kF4Warps * 8), ey), kF4Threads, 0, stream>>>(a1);
+  RETURN_IF_CUDA_LAUNCH_ERROR(name);
+  QuantActArgs q2{b.hidden, nullptr, g.expert_offsets, p.experts, p.topk, p.inter,
+                  b.packed, b.scales, b.scale2};
+  quant<<<slots, 128, 0, stream>>>(q2);
+  RETURN_IF_CUDA_LAUNCH_ERROR(name);
+  Fp4MmaArgs a2{b.packed, b.scales, nv ? b.scale2 : nullptr, g.expert_offsets, g.active_experts,
+                g.num_active, g.sorted_slots, p.w2.packed, p.w2.scales,
+                nv ? p.w2.scale2 : nullptr, p.inter, p.dim, p.inter, 0.f, nullptr, slot_out};
+  gemm2<<<dim3(p.dim / (kF4Warps * 16), ey), kF4Threads, 0, stream>>>(a2);
+  RETURN_IF_CUDA_LAUNCH_ERROR(name);
+  return absl::OkStatus();
+}
+
+}  // namespace qprof::kernels::cuda

@@ -1,0 +1,26 @@
+// fp4_mma kernels for MXFP4 (see moe_fp4_mma.cuh). Real bodies on sm_120a only.
+#include "kernels/moe/cuda/moe_fp4_mma.cuh"
+
+using namespace qprof::kernels::cuda;
+
+extern "C" __global__ void __launch_bounds__(128)
+    qprof_moe_fp4_mma_mxfp4_quant_act(QuantActArgs a) {
+  QuantActBody<false>(a);
+}
+extern "C" __global__ void __launch_bounds__(kF4Threads)
+    qprof_moe_fp4_mma_mxfp4_w13(Fp4MmaArgs a) {
+  Fp4MmaBody<false, true>(a);
+}
+extern "C" __global__ void __launch_bounds__(kF4Threads)
+    qprof_moe_fp4_mma_mxfp4_w2(Fp4MmaArgs a) {
+  Fp4MmaBody<false, false>(a);
+}
+
+namespace qprof::kernels::cuda {
+absl::Status LaunchFp4MmaMxfp4(const MoeParams& p, const MoeGrouping& g, const Fp4ActBuffers& b,
+                               float* slot_out, cudaStream_t s) {
+  return LaunchFp4MmaImpl(p, g, b, slot_out, s, qprof_moe_fp4_mma_mxfp4_quant_act,
+                          qprof_moe_fp4_mma_mxfp4_w13, qprof_moe_fp4_mma_mxfp4_w2,
+                          "qprof_moe_fp4_mma_mxfp4");
+}
+}  // namespace qprof::kernels::cuda

@@ -1,0 +1,26 @@
+// Grouping helpers shared by the grouped MoE paths (w4a16_mma, fp4_mma):
+//   qprof_moe_align:   slots -> per-expert lists (expert_offsets, sorted_slots in increasing
+//                      slot order, as MoeAlignCpu) and the compact list of active experts, so
+//                      that GEMM grids cover only experts that received tokens;
+//   qprof_moe_permute_bf16: x rows gathered in sorted-slot order as BF16, k permuted within
+//                      groups of 4 as (k0, k2, k1, k3) to match the W4A16 fragment decode;
+//   qprof_moe_combine: out[t] += sum_j w[t,j] * slot_out[t*topk+j] (deterministic: no atomics).
+#ifndef QPROF_KERNELS_MOE_CUDA_MOE_GROUP_CUH_
+#define QPROF_KERNELS_MOE_CUDA_MOE_GROUP_CUH_
+
+#include <stdint.h>
+
+namespace qprof::kernels::cuda {
+
+// Position of element k inside its permuted group of 4: k0 k2 k1 k3.
+__host__ __device__ __forceinline__ int PermK4(int k) {
+  return (k & ~3) | ((k & 1) << 1) | ((k >> 1) & 1);
+}
+
+inline constexpr int kAlignThreads = 1024;
+inline constexpr int kAlignMaxSlots = 8192;
+inline constexpr int kAlignMaxExperts = 1024;
+
+}  // namespace qprof::kernels::cuda
+
+#endif  // QPROF_KERNELS_MOE_CUDA_MOE_GROUP_CUH_

@@ -1,0 +1,249 @@
+// MoE `w4a16_mma` (tensor cores, Marlin-style): slots grouped per expert; each expert's FP4
+// weight tile is loaded once per block, dequantised in registers straight into the BF16
+// A-fragment of mma.sync.m16n8k16 (FP32 accumulation), and reused for every token routed
+// to that expert (tokens are the MMA's n = 8 columns, kNT tiles per pass).
+//
+// Layout and the k permutation (why no offline reordering is needed):
+//  - A warp owns one 16-row m-tile. In a 128-element K chunk, lane (g = lane/4, t = lane%4)
+//    loads 16 contiguous bytes (32 elements, k = 32t .. 32t+31) of rows g and g+8: per load
+//    instruction 8 rows x 64 contiguous bytes, every fetched sector fully used.
+//  - An MMA sums over k, so any k order works if A and B agree. K16 step s (0..7) of the
+//    chunk gives the lane physical elements 32t+4s .. 32t+4s+3; the decoder yields pairs
+//    (k0,k2) and (k1,k3) (device_helpers.cuh), so logical (2t, 2t+1) <- physical (k0, k2)
+//    and logical (2t+8, 2t+9) <- (k1, k3). Activations are stored k-permuted in groups of
+//    4 as (k0, k2, k1, k3) (qprof_moe_permute_bf16), so b0, b1 are one 8-byte shared load.
+//  - GEMM1 fuses gate and up: A rows g <- gate row f, g+8 <- up row inter+f, so one thread
+//    holds gate and up of the same (feature, token) and applies SwiGLU in registers; the
+//    BF16 hidden state is written k-permuted, ready as GEMM2's B operand.
+//  - Scales: MXFP4 2^(e-127) with the decode's 2^126 folded in, minus 2^64 that the FP32
+//    epilogue restores (keeps the BF16 factor finite up to e = 192); NVFP4 E4M3 * 2^117,
+//    the epilogue multiplies by weight_scale_2 * 2^9. One HMUL2 per decoded pair.
+//  - cp.async double buffering: weights, block scales and activations of the next 256-wide
+//    K stage load while the current one is decoded and multiplied. Activation rows past
+//    the expert's token count are zero-filled.
+#ifndef QPROF_KERNELS_MOE_CUDA_MOE_W4A16_MMA_CUH_
+#define QPROF_KERNELS_MOE_CUDA_MOE_W4A16_MMA_CUH_
+
+#include <stdint.h>
+
+#include "kernels/common/cuda/device_helpers.cuh"
+#include "kernels/moe/cuda/fp4_scales.cuh"
+#include "kernels/moe/cuda/moe_group.cuh"
+
+namespace qprof::kernels::cuda {
+
+inline constexpr int kW4Warps = 4;
+inline constexpr int kW4Threads = kW4Warps * 32;
+inline constexpr int kW4StageK = 256;               // K elements per pipeline stage
+inline constexpr int kW4NT = 2;                     // n8 token tiles per pass: 16 tokens
+inline constexpr int kW4ActRowBytes = kW4StageK * 2 + 16;  // padded BF16 row
+
+struct W4a16Smem {
+  uint4 w[2][kW4Warps][2][2][32];                  // [stage][warp][k128][row g|g+8][lane]
+  uint4 s[2][kW4Warps][16];                        // [stage][warp][m row] scale bytes
+  unsigned char act[2][kW4NT * 8][kW4ActRowBytes];  // [stage][token][k] bf16 permuted
+};
+
+struct W4a16Args {
+  const uint16_t* act;             // [rows, K] bf16 grouped by expert, k-permuted
+  const int32_t* expert_offsets;   // [experts + 1]
+  const int32_t* active_experts;   // [num_active]
+  const int32_t* num_active;       // [1]
+  const int32_t* sorted_slots;     // [slots]
+  const uint8_t* packed;           // [experts, rows_e, K/2]
+  const uint8_t* scales;           // [experts, rows_e, K/block]
+  const float* scale2;             // [experts] NVFP4; null for MXFP4
+  int K;
+  int rows_e;                      // rows per expert matrix (2*inter or dim)
+  int inter;                       // GEMM1: features (gate rows 0..inter-1)
+  float swiglu_limit;
+  uint16_t* hidden;                // GEMM1 out: [rows, inter] bf16 permuted
+  float* slot_out;                 // GEMM2 out: [slots, rows_e] fp32 by slot id
+};
+
+__device__ __forceinline__ uint32_t MxScaleBf16x2(uint32_t e) {
+  e = e > 192u ? 192u : e;  // 2^(e-65) must stay finite in BF16
+  const uint32_t b = (e + 62u) << 7;
+  return b | (b << 16);
+}
+__device__ __forceinline__ uint32_t NvScaleBf16x2(uint32_t code) {
+  const float f = fp4::E4M3ToFloat(static_cast<uint8_t>(code)) * 1.6615349947311448e35f;  // 2^117
+  const uint32_t b = __bfloat16_as_ushort(__float2bfloat16_rn(f));
+  return b | (b << 16);
+}
+__device__ __forceinline__ uint32_t Hmul2Bf16(uint32_t a, uint32_t b) {
+  __nv_bfloat162 r = __hmul2(*reinterpret_cast<__nv_bfloat162*>(&a),
+                             *reinterpret_cast<__nv_bfloat162*>(&b));
+  return *reinterpret_cast<uint32_t*>(&r);
+}
+
+template <bool kNvfp4, bool kGateUp>
+__device__ __forceinline__ void W4a16Body(const W4a16Args& a) {
+  using T = Fp4Traits<kNvfp4>;
+  __shared__ W4a16Smem sm;
+  if (blockIdx.y >= *a.num_active) return;
+  const int e = a.active_experts[blockIdx.y];
+  const int row0 = a.expert_offsets[e];
+  const int count = a.expert_offsets[e + 1] - row0;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int g = lane >> 2, t = lane & 3;
+  // Physical weight rows of this warp's MMA rows g and g+8.
+  const int tile = blockIdx.x * kW4Warps + warp;
+  const int f0 = kGateUp ? tile * 8 : tile * 16;
+  const int row_a = kGateUp ? f0 + g : f0 + g;
+  const int row_b = kGateUp ? a.inter + f0 + g : f0 + 8 + g;
+  const int64_t row_bytes = a.K / 2;
+  const int scales_per_row = a.K / T::kBlock;
+  const uint8_t* wbase = a.packed + static_cast<int64_t>(e) * a.rows_e * row_bytes;
+  const uint8_t* sbase = a.scales + static_cast<int64_t>(e) * a.rows_e * scales_per_row;
+  const int stages = a.K / kW4StageK;
+  constexpr int kScaleBytes = kW4StageK / T::kBlock;  // per row per stage: 8 or 16
+
+  for (int tok0 = 0; tok0 < count; tok0 += kW4NT * 8) {
+    float acc[kW4NT][4];
+#pragma unroll
+    for (int n = 0; n < kW4NT; ++n) acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.f;
+
+    auto issue = [&](int st, int buf) {
+      const int64_t kb = static_cast<int64_t>(st) * (kW4StageK / 2);
+#pragma unroll
+      for (int c = 0; c < 2; ++c) {
+        CpAsync16(&sm.w[buf][warp][c][0][lane], wbase + row_a * row_bytes + kb + c * 64 + t * 16, 16);
+        CpAsync16(&sm.w[buf][warp][c][1][lane], wbase + row_b * row_bytes + kb + c * 64 + t * 16, 16);
+      }
+      if (lane < 16) {  // one row's stage scales per lane: 8 (MXFP4) or 16 (NVFP4) bytes
+        const int row = lane < 8 ? (kGateUp ? f0 + lane : f0 + lane)
+                                 : (kGateUp ? a.inter + f0 + lane - 8 : f0 + lane);
+        const uint8_t* src = sbase + static_cast<int64_t>(row) * scales_per_row + st * kScaleBytes;
+        if (kNvfp4) {
+          CpAsync16(&sm.s[buf][warp][lane], src, 16);
+        } else {
+          const uint32_t d = static_cast<uint32_t>(__cvta_generic_to_shared(&sm.s[buf][warp][lane]));
+          asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(d), "l"(src));
+        }
+      }
+      // Activations: kW4NT*8 rows x 32 pieces of 16 bytes; rows past `count` zero-filled.
+      for (int p = threadIdx.x; p < kW4NT * 8 * 32; p += kW4Threads) {
+        const int r = p >> 5, piece = p & 31;
+        const int tok = tok0 + r;
+        const bool ok = tok < count;
+        const uint16_t* src = a.act + static_cast<int64_t>(row0 + (ok ? tok : 0)) * a.K +
+                              st * kW4StageK + piece * 8;
+        CpAsync16(&sm.act[buf][r][piece * 16], src, ok ? 16 : 0);
+      }
+    };
+
+    issue(0, 0);
+    CpAsyncCommit();
+    for (int st = 0; st < stages; ++st) {
+      const int buf = st & 1;
+      if (st + 1 < stages) issue(st + 1, buf ^ 1);
+      CpAsyncCommit();
+      CpAsyncWait<1>();
+      __syncthreads();
+#pragma unroll
+      for (int c = 0; c < 2; ++c) {
+        const uint4 wa = sm.w[buf][warp][c][0][lane];
+        const uint4 wb = sm.w[buf][warp][c][1][lane];
+        const unsigned char* sa = reinterpret_cast<const unsigned char*>(&sm.s[buf][warp][g]);
+        const unsigned char* sb = reinterpret_cast<const unsigned char*>(&sm.s[buf][warp][g + 8]);
+        // Lane's 32 elements are block (4c + t) for MXFP4, blocks (8c + 2t, +1) for NVFP4.
+        uint32_t scale_a[2], scale_b[2];
+        if (kNvfp4) {
+          scale_a[0] = NvScaleBf16x2(sa[8 * c + 2 * t]);
+          scale_a[1] = NvScaleBf16x2(sa[8 * c + 2 * t + 1]);
+          scale_b[0] = NvScaleBf16x2(sb[8 * c + 2 * t]);
+          scale_b[1] = NvScaleBf16x2(sb[8 * c + 2 * t + 1]);
+        } else {
+          scale_a[0] = scale_a[1] = MxScaleBf16x2(sa[4 * c + t]);
+          scale_b[0] = scale_b[1] = MxScaleBf16x2(sb[4 * c + t]);
+        }
+        const uint32_t wa_w[4] = {wa.x, wa.y, wa.z, wa.w};
+        const uint32_t wb_w[4] = {wb.x, wb.y, wb.z, wb.w};
+#pragma unroll
+        for (int s = 0; s < 8; ++s) {
+          uint32_t frag[4];
+          uint32_t ea, oa, eb, ob;
+          if (s & 1) {
+            DecodeE2M1Quad<6, 1>(wa_w[s >> 1], ea, oa);
+            DecodeE2M1Quad<6, 1>(wb_w[s >> 1], eb, ob);
+          } else {
+            DecodeE2M1Quad<6, 0>(wa_w[s >> 1], ea, oa);
+            DecodeE2M1Quad<6, 0>(wb_w[s >> 1], eb, ob);
+          }
+          const int half = s >> 2;  // NVFP4: first or second 16-element block of the lane
+          frag[0] = Hmul2Bf16(ea, scale_a[half]);
+          frag[1] = Hmul2Bf16(eb, scale_b[half]);
+          frag[2] = Hmul2Bf16(oa, scale_a[half]);
+          frag[3] = Hmul2Bf16(ob, scale_b[half]);
+          const int kbyte = (c * 128 + 32 * t + 4 * s) * 2;
+#pragma unroll
+          for (int n = 0; n < kW4NT; ++n) {
+            const uint2 b = *reinterpret_cast<const uint2*>(&sm.act[buf][n * 8 + g][kbyte]);
+            MmaBf16m16n8k16(acc[n], frag, b.x, b.y);
+          }
+        }
+      }
+      __syncthreads();
+    }
+
+    // Epilogue. d0,d1: MMA row g, tokens 2t, 2t+1; d2,d3: row g+8.
+    const float post = kNvfp4 ? a.scale2[e] * 512.f : 18446744073709551616.f;  // 2^9 | 2^64
+#pragma unroll
+    for (int n = 0; n < kW4NT; ++n) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int tok = tok0 + n * 8 + 2 * t + h;
+        if (tok >= count) continue;
+        const float top = acc[n][h] * post;       // row g
+        const float bot = acc[n][2 + h] * post;   // row g + 8
+        if (kGateUp) {
+          float gt = top, up = bot;
+          if (a.swiglu_limit > 0.f) {
+            gt = fminf(gt, a.swiglu_limit);
+            up = fminf(fmaxf(up, -a.swiglu_limit), a.swiglu_limit);
+          }
+          const float hv = gt / (1.f + __expf(-gt)) * up;
+          a.hidden[static_cast<int64_t>(row0 + tok) * a.inter + PermK4(f0 + g)] = FloatToBf16Bits(hv);
+        } else {
+          const int slot = a.sorted_slots[row0 + tok];
+          float* o = a.slot_out + static_cast<int64_t>(slot) * a.rows_e;
+          o[f0 + g] = top;
+          o[f0 + 8 + g] = bot;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace qprof::kernels::cuda
+
+#endif  // QPROF_KERNELS_MOE_CUDA_MOE_W4A16_MMA_CUH_
+
+#include "absl/status/status.h"
+#include "kernels/common/cuda/cuda_status.h"
+#include "kernels/moe/cuda/moe_cuda_internal.h"
+
+namespace qprof::kernels::cuda {
+
+template <typename K1, typename K2>
+absl::Status LaunchW4a16Impl(const MoeParams& p, const MoeGrouping& g, const uint16_t* act,
+                             uint16_t* hidden, float* slot_out, cudaStream_t stream, K1 gemm1,
+                             K2 gemm2, const char* name) {
+  const bool nv = p.format == Fp4Format::kNvfp4;
+  const int slots = p.tokens * p.topk;
+  const int ey = slots < p.experts ? slots : p.experts;  // active experts <= both
+  W4a16Args a1{act, g.expert_offsets, g.active_experts, g.num_active, g.sorted_slots,
+               p.w13.packed, p.w13.scales, nv ? p.w13.scale2 : nullptr, p.dim, 2 * p.inter,
+               p.inter, p.swiglu_limit, hidden, nullptr};
+  gemm1<<<dim3(p.inter / (kW4Warps * 8), ey), kW4Threads, 0, stream>>>(a1);
+  RETURN_IF_CUDA_LAUNCH_ERROR(name);
+  W4a16Args a2{hidden, g.expert_offsets, g.active_experts, g.num_active, g.sorted_slots,
+               p.w2.packed, p.w2.scales, nv ? p.w2.scale2 : nullptr, p.inter, p.dim,
+               p.inter, 0.f, nullptr, slot_out};
+  gemm2<<<dim3(p.dim / (kW4Warps * 16), ey), kW4Threads, 0, stream>>>(a2);
+  RETURN_IF_CUDA_LAUNCH_ERROR(name);
+  return absl::OkStatus();
+}
+
+}  // namespace qprof::kernels::cuda
