@@ -31,7 +31,10 @@ double RowsPerWeightTile(const proto::PlannedKernel& k) {
   int64_t experts = ShapeOr(k, "experts", 0);
   int64_t topk = ShapeOr(k, "topk", 0);
   if (k.role() == role::kMoeExperts && experts > 0 && topk > 0) {
-    double unique = ExpectedUniqueExperts(experts, topk, tokens);
+    // The plan's own count when it gives one (so bytes and tiles agree), else U(E, k, B).
+    int64_t planned = ShapeOr(k, "unique_experts", 0);
+    double unique = planned > 0 ? static_cast<double>(planned)
+                                : ExpectedUniqueExperts(experts, topk, tokens);
     return unique > 0 ? static_cast<double>(tokens) * topk / unique : 0;
   }
   return static_cast<double>(tokens);
@@ -73,9 +76,16 @@ absl::StatusOr<KernelEstimate> EstimateKernel(const proto::PlannedKernel& kernel
   }
   double memory_ns = w.bytes() / bw_gbps;  // GB/s == bytes/ns
 
-  // SIMT issue: FLOPs of a SIMT kernel plus FP4 decode instructions of any kernel.
+  // SIMT issue: FLOPs of a SIMT kernel plus the FP4 decode work of its path. decode_ops
+  // counts elements decoded; the native FP4 MMA decodes inside the tensor core, so its
+  // decode_ops (the registry counts them for every path) cost no SIMT issue.
+  double decode_cost = e.compute_pipe == compute_pipe::kSimtFp32
+                           ? params.simt_decode_flops_per_element.value
+                       : e.compute_pipe == compute_pipe::kTensorBf16
+                           ? params.mma_decode_flops_per_element.value
+                           : 0.0;
   double simt_flops = (e.compute_pipe == compute_pipe::kSimtFp32 ? w.flops() : 0.0) +
-                      w.decode_ops() * params.simt_flops_per_decode_op.value;
+                      w.decode_ops() * decode_cost;
   double simt_rate = target.PipeTflops(compute_pipe::kSimtFp32) * 1e3 *
                      params.simt_efficiency.value;  // FLOP/ns
   double simt_ns = 0;

@@ -8,8 +8,10 @@
 //    launches) and a DeviceSpec. No weights.
 //  - Per launch: time = max(bytes / (BW * eff_mem), SIMT work / (FP32 * eff_simt),
 //    padded tensor FLOPs / (pipe rate * eff_pipe), all-reduce time) + launch overhead
-//    (formulas.h). SIMT work = FLOPs on the SIMT pipe + decode_ops * flops_per_decode_op
-//    (decode work of tensor paths lands on the SIMT pipe too, overlapped with the MMA).
+//    (formulas.h). SIMT work = FLOPs on the SIMT pipe + decode_ops (FP4 elements decoded)
+//    * the path's decode cost: simt_decode_flops_per_element on SIMT kernels,
+//    mma_decode_flops_per_element on W4A16 MMA kernels (overlapped with the MMA), none on
+//    native FP4 MMA.
 //  - Kernels run back to back on one stream of rank 0 from t = 0 (no overlap, no
 //    communication/compute overlap); every rank is assumed to run the same schedule, so
 //    the step time of rank 0 is the step time and tokens/s = batch / step time.

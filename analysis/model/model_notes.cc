@@ -20,8 +20,10 @@ std::vector<std::string> StructuralAssumptions() {
       "pipe efficiency), all-reduce time) + launch_overhead_ns",
       "bytes, FLOPs, compute pipe and decode work per kernel come from the decode plan's "
       "work models (the kernel registry), not from measurement",
-      "SIMT work = FLOPs on the SIMT pipe + decode_ops * simt_flops_per_decode_op; the FP4 "
-      "decode of tensor paths also lands on the SIMT pipe, overlapped with the MMA",
+      "SIMT work = FLOPs on the SIMT pipe + FP4 elements decoded * the path's decode cost "
+      "(simt_decode_flops_per_element for SIMT kernels, mma_decode_flops_per_element for "
+      "W4A16 MMA, whose in-register dequantisation overlaps the MMA; none for native FP4 "
+      "MMA, which decodes in the tensor core)",
       "MoE weight reads: slot_gemv reads each routed expert once per (token, expert) slot, "
       "B*k times (no reuse across the batch); grouped paths (w4a16_mma, fp4_mma) read each "
       "touched expert once, U = E*(1-(1-k/E)^B) experts expected under uniform routing",

@@ -13,8 +13,8 @@ namespace qprof::model {
 
 std::vector<const ModelParameter*> ModelParameters::All() const {
   return {&memory_bandwidth_efficiency, &simt_efficiency,       &tensor_bf16_efficiency,
-          &tensor_fp8_efficiency,       &tensor_fp4_efficiency, &simt_flops_per_decode_op,
-          &tensor_token_tile,           &launch_overhead_ns,    &link_bus_efficiency,
+          &tensor_fp8_efficiency,       &tensor_fp4_efficiency, &simt_decode_flops_per_element,
+          &mma_decode_flops_per_element, &tensor_token_tile,           &launch_overhead_ns,    &link_bus_efficiency,
           &allreduce_base_latency_ns,   &allreduce_hop_latency_ns};
 }
 
@@ -46,11 +46,18 @@ ModelParameters DefaultModelParameters() {
       "tensor_fp4_efficiency", 0.5, "fraction",
       "assumed; block-scaled FP4 MMA also loads and applies scale factors per 16 "
       "elements; no published sustained rate for sm_120 mma.sync kind::mxf4nvf4"};
-  p.simt_flops_per_decode_op = {
-      "simt_flops_per_decode_op", 4.0, "flop/op",
-      "CUDA C++ Programming Guide, arithmetic instruction throughput: 32-bit integer "
-      "add/shift/LOP3 issue at 64 results/clock/SM vs 128 FP32 FMA (cc 8.6-12.x), so one "
-      "decode instruction takes two FMA issue slots = 4 FLOP-equivalents"};
+  p.simt_decode_flops_per_element = {
+      "simt_decode_flops_per_element", 12, "flop/element",
+      "assumed; an arithmetic E2M1 decode (FACTS.md: SGLang's slot-GEMV) spends about 3 "
+      "integer/logic instructions per element (nibble extract, shift, convert/select; the "
+      "scale multiply folds into the FMA), and the CUDA C++ Programming Guide throughput "
+      "table gives 64 integer results/clock/SM vs 128 FP32 FMAs (cc 8.6-12.x): 3 x 2 issue "
+      "slots x 2 FLOPs = 12"};
+  p.mma_decode_flops_per_element = {
+      "mma_decode_flops_per_element", 4, "flop/element",
+      "assumed; Marlin-style dequantisation (FACTS.md: W4A16 path) turns packed nibbles into "
+      "BF16 pairs with one LOP3 and one packed subtract/FMA per 2 elements, about one "
+      "instruction per element at the integer rate: 1 x 2 issue slots x 2 FLOPs = 4"};
   p.tensor_token_tile = {
       "tensor_token_tile", 16, "tokens",
       "PTX ISA: mma.sync m16n8k16 (BF16) and m16n8k64 (FP4) with activations as the "

@@ -38,8 +38,12 @@ struct ModelParameters {
   ModelParameter tensor_fp8_efficiency;
   // Fraction of the dense FP4 tensor peak a block-scaled FP4 MMA kernel sustains.
   ModelParameter tensor_fp4_efficiency;
-  // FLOP-equivalents of SIMT issue one FP4 decode instruction (LOP3/shift/PRMT/I2F) costs.
-  ModelParameter simt_flops_per_decode_op;
+  // FLOP-equivalents of SIMT issue per FP4 element decoded (WorkModel.decode_ops counts
+  // elements) by a SIMT kernel (slot-GEMV: arithmetic E2M1 decode per slot) ...
+  ModelParameter simt_decode_flops_per_element;
+  // ... and by a W4A16 MMA kernel (Marlin-style LOP3 dequantisation once per tile). The
+  // native FP4 MMA decodes in the tensor core: no SIMT decode work.
+  ModelParameter mma_decode_flops_per_element;
   // Rows of the MMA tile that activations (tokens) occupy: tensor FLOPs are paid for
   // ceil(tokens / tile) * tile tokens, not for the tokens present.
   ModelParameter tensor_token_tile;

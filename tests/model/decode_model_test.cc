@@ -38,10 +38,23 @@ TEST(EstimateKernel, SimtWorkIncludesDecodeOps) {
   k->mutable_work()->set_decode_ops(2.5e8);
   auto e = EstimateKernel(*k, 1, RoundDevice(), Params());
   ASSERT_TRUE(e.ok());
-  // (1e9 + 2.5e8 * 4) FLOP / (100 TFLOPS * 0.5) = 2e9 / 5e4 FLOP/ns = 40000 ns.
-  EXPECT_NEAR(e->simt_work_flops, 2e9, 1);
-  EXPECT_NEAR(e->time.simt_ns, 40000, 1e-6);
+  // (1e9 + 2.5e8 elements * 12) FLOP / (100 TFLOPS * 0.5) = 4e9 / 5e4 FLOP/ns = 80000 ns.
+  EXPECT_NEAR(e->simt_work_flops, 4e9, 1);
+  EXPECT_NEAR(e->time.simt_ns, 80000, 1e-6);
   EXPECT_EQ(e->time.bound, "simt");
+}
+
+TEST(EstimateKernel, NativeFp4MmaHasNoSimtDecode) {
+  proto::DecodePlan plan;
+  proto::PlannedKernel* k =
+      AddKernel(plan, "moe.fp4_mma.nvfp4", "moe.experts", "tensor", "tensor_fp4", 1e6, 1e9, "x");
+  k->mutable_work()->set_decode_ops(2.5e8);
+  auto e = EstimateKernel(*k, 1, RoundDevice(), Params());
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(e->simt_work_flops, 0);
+  EXPECT_EQ(e->time.simt_ns, 0);
+  // No tokens in the shape: no padding; 1e9 / (1600 TFLOPS * 0.5) = 1250 ns.
+  EXPECT_NEAR(e->time.tensor_ns, 1250, 1e-9);
 }
 
 TEST(EstimateKernel, TensorDecodeOpsGoToSimtAndTilesArePadded) {

@@ -30,7 +30,7 @@ proto::DecodePlan MoeLayerPlan(int batch, bool slot_path, int tp) {
       reads * kWeightBytes + act, useful_flops, "decode/step 0/layer 0/moe");
   moe->mutable_work()->set_weight_bytes(reads * kWeightBytes);
   moe->mutable_work()->set_activation_bytes(act);
-  moe->mutable_work()->set_decode_ops(reads * kParams * (slot_path ? 2.0 : 1.0));
+  moe->mutable_work()->set_decode_ops(reads * kParams);  // elements decoded
   (*moe->mutable_shape())["tokens"] = batch;
   (*moe->mutable_shape())["experts"] = kExperts;
   (*moe->mutable_shape())["topk"] = kTopk;

@@ -1,0 +1,153 @@
+#include "cli/model_run.h"
+
+#include <map>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "analysis/devices/device_specs.h"
+#include "analysis/model/decode_model.h"
+#include "analysis/model/model_notes.h"
+#include "analysis/model/parameters.h"
+#include "analysis/model/published.h"
+#include "base/file_util.h"
+#include "base/status_macros.h"
+#include "fmt/core.h"
+#include "proto/trace_io.h"
+
+namespace qprof::cli {
+namespace {
+
+absl::StatusOr<const devices::DeviceSpec*> FindTarget(const std::string& name) {
+  const devices::DeviceSpec* spec = devices::FindDevice(name);
+  if (spec != nullptr) return spec;
+  std::string known;
+  for (const devices::DeviceSpec& d : devices::AllDevices()) {
+    absl::StrAppend(&known, known.empty() ? "" : ", ", d.key);
+  }
+  return absl::InvalidArgumentError(absl::StrCat("unknown --target '", name,
+                                                 "' (targets: ", known, "; see qprof devices)"));
+}
+
+std::string JoinPath(const std::string& dir, const std::string& name) {
+  if (dir.empty() || dir.back() == '/') return dir + name;
+  return dir + "/" + name;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<ModelVariant>> ParseModelVariants(const std::string& format,
+                                                             const std::string& moe_backend) {
+  std::vector<std::string> formats;
+  if (format == "both") {
+    formats = {"mxfp4", "nvfp4"};
+  } else if (format == "mxfp4" || format == "nvfp4") {
+    formats = {format};
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown --format '", format, "' (mxfp4, nvfp4, both)"));
+  }
+  std::vector<std::string> backends =
+      absl::StrSplit(moe_backend.empty() ? "auto" : moe_backend, ',', absl::SkipWhitespace());
+  for (const std::string& b : backends) {
+    if (b != "auto" && b != "slot_gemv" && b != "w4a16_mma" && b != "fp4_mma") {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unknown --moe-backend '", b, "' (auto, slot_gemv, w4a16_mma, fp4_mma)"));
+    }
+  }
+  std::vector<ModelVariant> out;
+  for (const std::string& f : formats) {
+    for (const std::string& b : backends) out.push_back({f, b});
+  }
+  return out;
+}
+
+absl::StatusOr<ModelRunResult> RunModelled(const ModelRunRequest& request) {
+  ASSIGN_OR_RETURN(const devices::DeviceSpec* target, FindTarget(request.target));
+  model::ModelParameters params = model::ParametersForTarget(*target);
+  if (!request.param_overrides.empty()) {
+    RETURN_IF_ERROR(model::ApplyParameterOverrides(params, request.param_overrides));
+  }
+  if (request.variants.empty()) {
+    return absl::InvalidArgumentError("no format/MoE-backend variant to model");
+  }
+  ModelRunResult result;
+  std::vector<model::ModelSummary> summaries;
+  std::vector<std::string> comparisons;
+  std::map<std::string, int> per_format;
+  for (const ModelVariant& v : request.variants) ++per_format[v.format];
+  std::set<std::string> seen;
+  for (const ModelVariant& v : request.variants) {
+    runtime::RunOptions o = request.base;
+    o.format = v.format;
+    o.moe_backend = v.moe_backend;
+    o.target_arch = target->arch;
+    ASSIGN_OR_RETURN(proto::DecodePlan plan, runtime::PlanDecode(o));
+    if (!seen.insert(v.format + "/" + plan.moe_backend()).second) continue;  // auto + same
+    absl::StatusOr<model::ModelResult> modelled = model::ModelDecodeStep(plan, *target, params);
+    if (!modelled.ok()) {
+      return absl::Status(modelled.status().code(),
+                          absl::StrCat(v.format, " via ", plan.moe_backend(), ": ",
+                                       std::string(modelled.status().message())));
+    }
+    ModelRunOutput out;
+    out.variant = {v.format, plan.moe_backend()};
+    out.summary = model::Summarize(plan, *modelled, target->key);
+    out.trace = std::move(modelled->trace);
+    if (request.compare_published) {
+      for (std::string& n : model::ComparisonNotes(out.summary)) {
+        out.trace.mutable_header()->add_notes("comparison: " + n);
+        comparisons.push_back(fmt::format("{}: {}", out.summary.label, n));
+      }
+    }
+    (*out.trace.mutable_header()->mutable_run()->mutable_extra())["model.file_suffix"] =
+        request.file_suffix;
+    if (!request.out_dir.empty()) {
+      std::string stem = per_format[v.format] > 1
+                             ? absl::StrCat(v.format, "-", plan.moe_backend())
+                             : v.format;
+      out.trace_path = JoinPath(request.out_dir, stem + request.file_suffix + ".qtrace");
+      RETURN_IF_ERROR(MakeDirs(request.out_dir));
+      RETURN_IF_ERROR(WriteTrace(out.trace, out.trace_path));
+    }
+    summaries.push_back(out.summary);
+    result.runs.push_back(std::move(out));
+  }
+  result.notes.push_back(
+      "MODELLED projection, not a measurement; assumptions below, each parameter with its "
+      "source; see docs/model.md");
+  for (std::string& n : comparisons) result.notes.push_back("comparison: " + n);
+  for (std::string& n : model::StructuralAssumptions()) result.notes.push_back("assumption: " + n);
+  for (std::string& n : model::TargetNotes(*target, std::max(1, request.base.tp))) {
+    result.notes.push_back(n);
+  }
+  for (std::string& n : model::ParameterNotes(params)) result.notes.push_back("parameter: " + n);
+  result.summary_json = model::SummaryJson(summaries, result.notes);
+  if (!request.out_dir.empty()) {
+    result.summary_path = JoinPath(request.out_dir, absl::StrCat("model-", target->key,
+                                                                 ".summary.json"));
+    RETURN_IF_ERROR(WriteFileAtomic(result.summary_path, result.summary_json));
+  }
+  return result;
+}
+
+std::string ModelRunReport(const ModelRunResult& result, const std::string& target) {
+  std::vector<model::ModelSummary> s;
+  for (const ModelRunOutput& r : result.runs) s.push_back(r.summary);
+  const devices::DeviceSpec* spec = devices::FindDevice(target);
+  std::string out = fmt::format(
+      "MODELLED (not measured) on {}{}:\n", spec != nullptr ? spec->name : target,
+      result.runs.empty() ? ""
+                          : fmt::format(" x TP {}, batch {}", result.runs[0].summary.tp,
+                                        result.runs[0].summary.batch));
+  out += model::SummaryTable(s);
+  for (const ModelRunOutput& r : result.runs) {
+    if (!r.trace_path.empty()) out += fmt::format("  modelled trace: {}\n", r.trace_path);
+  }
+  if (!result.summary_path.empty()) {
+    out += fmt::format("  summary and assumptions: {}\n", result.summary_path);
+  }
+  return out;
+}
+
+}  // namespace qprof::cli
