@@ -1,0 +1,271 @@
+#include "reports/perfetto/perfetto_export.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <tuple>
+#include <vector>
+
+#include "base/file_util.h"
+#include "fmt/format.h"
+
+namespace qprof::reports {
+namespace {
+
+// Tracks of one stream (or NVTX thread). Each lane keeps the stack of intervals still
+// open at the last placement; an event fits a lane when, after closing intervals that end
+// before it starts, the lane is empty or the innermost open interval contains it.
+class LanePacker {
+ public:
+  int Place(int64_t start, int64_t end) {
+    for (size_t l = 0; l < lanes_.size(); ++l) {
+      auto& st = lanes_[l];
+      while (!st.empty() && st.back().second <= start) st.pop_back();
+      if (st.empty() || (st.back().first <= start && end <= st.back().second)) {
+        st.emplace_back(start, end);
+        return static_cast<int>(l);
+      }
+    }
+    lanes_.push_back({{start, end}});
+    return static_cast<int>(lanes_.size() - 1);
+  }
+  int lanes() const { return static_cast<int>(lanes_.size()); }
+
+ private:
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> lanes_;
+};
+
+std::string Us(int64_t ns) {
+  // Exact decimal microseconds from integer nanoseconds (no floating point rounding).
+  const char* sign = ns < 0 ? "-" : "";
+  const uint64_t a = ns < 0 ? static_cast<uint64_t>(-(ns + 1)) + 1 : static_cast<uint64_t>(ns);
+  return fmt::format("{}{}.{:03d}", sign, a / 1000, static_cast<int>(a % 1000));
+}
+
+const char* KindName(proto::ActivityKind k) {
+  switch (k) {
+    case proto::ACTIVITY_KIND_KERNEL: return "kernel";
+    case proto::ACTIVITY_KIND_MEMCPY: return "memcpy";
+    case proto::ACTIVITY_KIND_MEMSET: return "memset";
+    default: return "activity";
+  }
+}
+
+void AppendArg(std::string& out, bool& first, const char* key, const std::string& value) {
+  if (value.empty()) return;
+  out += first ? "" : ",";
+  first = false;
+  AppendJsonString(out, key);
+  out += ':';
+  AppendJsonString(out, value);
+}
+
+void AppendNumArg(std::string& out, bool& first, const char* key, uint64_t v) {
+  if (v == 0) return;
+  out += first ? "" : ",";
+  first = false;
+  AppendJsonString(out, key);
+  out += fmt::format(":{}", v);
+}
+
+void AppendMeta(std::string& out, const char* what, uint32_t pid, uint64_t tid,
+                const std::string& name) {
+  out += fmt::format("{{\"ph\":\"M\",\"name\":\"{}\",\"pid\":{},\"tid\":{},\"args\":{{\"name\":",
+                     what, pid, tid);
+  AppendJsonString(out, name);
+  out += "}},\n";
+}
+
+}  // namespace
+
+void AppendJsonString(std::string& out, const std::string& s) {
+  out += '"';
+  size_t i = 0;
+  while (i < s.size()) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    int len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    bool ok = len > 0 && i + static_cast<size_t>(len) <= s.size();
+    for (int k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(s[i + k]) & 0xC0) == 0x80;
+    if (!ok) {
+      out += "\\ufffd";
+      ++i;
+      continue;
+    }
+    if (len > 1) {
+      out.append(s, i, static_cast<size_t>(len));
+      i += static_cast<size_t>(len);
+      continue;
+    }
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20) {
+          out += fmt::format("\\u{:04x}", c);
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+    ++i;
+  }
+  out += '"';
+}
+
+std::string TraceToPerfettoJson(const proto::Trace& trace) {
+  // Origin: the earliest valid start among activities and ranges.
+  int64_t origin = std::numeric_limits<int64_t>::max();
+  for (const auto& a : trace.activities())
+    if (a.end_ns() > a.start_ns()) origin = std::min(origin, a.start_ns());
+  for (const auto& r : trace.ranges())
+    if (r.end_ns() >= r.start_ns()) origin = std::min(origin, r.start_ns());
+  if (origin == std::numeric_limits<int64_t>::max()) origin = 0;
+
+  std::map<uint32_t, std::string> device_names;
+  for (const auto& d : trace.header().devices()) {
+    device_names[d.id()] = d.name().empty() ? d.arch() : d.name();
+  }
+  std::map<std::pair<uint32_t, uint64_t>, std::vector<const proto::Activity*>> streams;
+  uint64_t invalid = 0;
+  for (const auto& a : trace.activities()) {
+    if (a.end_ns() <= a.start_ns()) {
+      ++invalid;
+      continue;
+    }
+    streams[{a.device_id(), a.stream_id()}].push_back(&a);
+  }
+  // Start order; on equal starts the longer event first so it encloses the shorter.
+  auto by_start = [](const auto* x, const auto* y) {
+    if (x->start_ns() != y->start_ns()) return x->start_ns() < y->start_ns();
+    return x->end_ns() > y->end_ns();
+  };
+
+  std::string out = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
+  uint64_t next_tid = 1;
+  std::map<uint32_t, bool> device_named;
+  for (auto& [key, acts] : streams) {
+    const auto [device, stream] = key;
+    std::stable_sort(acts.begin(), acts.end(), by_start);
+    LanePacker packer;
+    std::vector<int> lane_of(acts.size());
+    for (size_t i = 0; i < acts.size(); ++i) {
+      lane_of[i] = packer.Place(acts[i]->start_ns(), acts[i]->end_ns());
+    }
+    if (!device_named[device]) {
+      device_named[device] = true;
+      auto it = device_names.find(device);
+      AppendMeta(out, "process_name", device, 0,
+                 fmt::format("GPU {}{}", device, it == device_names.end() || it->second.empty()
+                                                     ? ""
+                                                     : ": " + it->second));
+      out += fmt::format("{{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":{},\"tid\":0,"
+                         "\"args\":{{\"sort_index\":{}}}}},\n",
+                         device, device);
+    }
+    std::vector<uint64_t> lane_tid(static_cast<size_t>(packer.lanes()));
+    for (int l = 0; l < packer.lanes(); ++l) {
+      lane_tid[static_cast<size_t>(l)] = next_tid++;
+      AppendMeta(out, "thread_name", device, lane_tid[static_cast<size_t>(l)],
+                 l == 0 ? fmt::format("stream {}", stream)
+                        : fmt::format("stream {} (overlap {})", stream, l + 1));
+      out += fmt::format("{{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":{},\"tid\":{},"
+                         "\"args\":{{\"sort_index\":{}}}}},\n",
+                         device, lane_tid[static_cast<size_t>(l)],
+                         lane_tid[static_cast<size_t>(l)]);
+    }
+    for (size_t i = 0; i < acts.size(); ++i) {
+      const auto& a = *acts[i];
+      out += fmt::format("{{\"ph\":\"X\",\"cat\":\"{}\",\"name\":", KindName(a.kind()));
+      AppendJsonString(out, a.name().empty() ? KindName(a.kind()) : a.name());
+      out += fmt::format(",\"pid\":{},\"tid\":{},\"ts\":{},\"dur\":{},\"args\":{{", device,
+                         lane_tid[static_cast<size_t>(lane_of[i])], Us(a.start_ns() - origin),
+                         Us(a.end_ns() - a.start_ns()));
+      bool first = true;
+      AppendNumArg(out, first, "correlation_id", a.correlation_id());
+      if (a.kind() == proto::ACTIVITY_KIND_KERNEL) {
+        AppendArg(out, first, "grid",
+                  fmt::format("{},{},{}", a.grid().x(), a.grid().y(), a.grid().z()));
+        AppendArg(out, first, "block",
+                  fmt::format("{},{},{}", a.block().x(), a.block().y(), a.block().z()));
+        AppendNumArg(out, first, "registers_per_thread", a.registers_per_thread());
+        AppendNumArg(out, first, "shared_bytes",
+                     uint64_t{a.static_shared_bytes()} + a.dynamic_shared_bytes());
+      }
+      AppendNumArg(out, first, "bytes", a.bytes());
+      AppendArg(out, first, "copy_kind", a.copy_kind());
+      AppendArg(out, first, "nvtx", a.nvtx_path());
+      AppendArg(out, first, "class", a.attribution().pipe_class());
+      AppendArg(out, first, "role", a.attribution().role());
+      AppendArg(out, first, "format", a.attribution().format());
+      AppendArg(out, first, "evidence", a.attribution().evidence());
+      AppendArg(out, first, "kernel_id", a.kernel_id());
+      if (a.metrics().has_tensor_pipe_pct()) {
+        AppendArg(out, first, "tensor_pipe_pct",
+                  fmt::format("{:.1f}", a.metrics().tensor_pipe_pct()));
+      }
+      out += "}},\n";
+    }
+  }
+  // NVTX ranges: one process, one track per (pid, tid) of the annotating thread, split
+  // into lanes where ranges overlap without nesting (start/end ranges may).
+  constexpr uint32_t kNvtxPid = 1000000;
+  std::map<std::pair<uint32_t, uint64_t>, std::vector<const proto::NvtxRange*>> threads;
+  uint64_t open_ranges = 0;
+  for (const auto& r : trace.ranges()) {
+    if (r.end_ns() < r.start_ns()) {
+      ++open_ranges;
+      continue;
+    }
+    threads[{r.pid(), r.tid()}].push_back(&r);
+  }
+  if (!threads.empty()) {
+    AppendMeta(out, "process_name", kNvtxPid, 0, "NVTX ranges");
+    out += fmt::format("{{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":{0},\"tid\":0,"
+                       "\"args\":{{\"sort_index\":{0}}}}},\n",
+                       kNvtxPid);
+  }
+  for (auto& [key, ranges] : threads) {
+    std::stable_sort(ranges.begin(), ranges.end(), by_start);
+    LanePacker packer;
+    std::vector<int> lane_of(ranges.size());
+    for (size_t i = 0; i < ranges.size(); ++i) {
+      lane_of[i] = packer.Place(ranges[i]->start_ns(), ranges[i]->end_ns());
+    }
+    std::vector<uint64_t> lane_tid(static_cast<size_t>(packer.lanes()));
+    for (int l = 0; l < packer.lanes(); ++l) {
+      lane_tid[static_cast<size_t>(l)] = next_tid++;
+      std::string name = fmt::format("thread {}", key.second);
+      if (key.first) name = fmt::format("pid {} {}", key.first, name);
+      if (l > 0) name += fmt::format(" (overlap {})", l + 1);
+      AppendMeta(out, "thread_name", kNvtxPid, lane_tid[static_cast<size_t>(l)], name);
+    }
+    for (size_t i = 0; i < ranges.size(); ++i) {
+      const auto& r = *ranges[i];
+      out += "{\"ph\":\"X\",\"cat\":\"nvtx\",\"name\":";
+      AppendJsonString(out, r.name().empty() ? r.path() : r.name());
+      out += fmt::format(",\"pid\":{},\"tid\":{},\"ts\":{},\"dur\":{},\"args\":{{\"path\":",
+                         kNvtxPid, lane_tid[static_cast<size_t>(lane_of[i])],
+                         Us(r.start_ns() - origin), Us(r.end_ns() - r.start_ns()));
+      AppendJsonString(out, r.path());
+      out += "}},\n";
+    }
+  }
+  // Trailer: otherData carries the time origin and what was left out.
+  // Every event above ends with ",\n"; JSON wants no comma after the last one.
+  if (out.size() >= 2 && out.compare(out.size() - 2, 2, ",\n") == 0) out.erase(out.size() - 2, 1);
+  out += "],";
+  out += fmt::format(
+      "\"otherData\":{{\"producer\":\"qprof\",\"time_origin_ns\":{},\"invalid_records\":{},"
+      "\"open_ranges\":{},\"truncated\":{}}}}}\n",
+      origin, invalid, open_ranges, trace.truncated() ? "true" : "false");
+  return out;
+}
+
+absl::Status WritePerfettoJson(const proto::Trace& trace, const std::string& path) {
+  return WriteFileAtomic(path, TraceToPerfettoJson(trace));
+}
+
+}  // namespace qprof::reports
