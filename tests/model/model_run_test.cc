@@ -1,0 +1,107 @@
+// The CLI side of modelled runs: every target of the spec table, file names, errors.
+#include "cli/model_run.h"
+
+#include <filesystem>
+#include <unistd.h>
+
+#include "analysis/devices/device_specs.h"
+#include "gtest/gtest.h"
+#include "proto/trace_io.h"
+
+namespace qprof::cli {
+namespace {
+
+ModelRunRequest Request(const std::string& target) {
+  ModelRunRequest r;
+  r.base.model = "v4-flash";
+  r.base.batch = 16;
+  r.base.tp = 8;
+  r.base.context = 1000;
+  r.base.steps = 1;
+  r.variants = {{"mxfp4", "auto"}, {"nvfp4", "auto"}};
+  r.target = target;
+  return r;
+}
+
+TEST(ModelRun, EveryTargetOfTheTableWithAutoPaths) {
+  for (const devices::DeviceSpec& d : devices::AllDevices()) {
+    auto r = RunModelled(Request(d.key));
+    ASSERT_TRUE(r.ok()) << d.key << ": " << r.status();
+    ASSERT_EQ(r->runs.size(), 2u) << d.key;
+    EXPECT_EQ(r->runs[0].variant.moe_backend, "slot_gemv");
+    // auto: native FP4 MMA where the arch has it, W4A16 elsewhere (runtime's rule).
+    bool fp4 = d.fp4_tensor_tflops.value > 0;
+    EXPECT_EQ(r->runs[1].variant.moe_backend, fp4 ? "fp4_mma" : "w4a16_mma") << d.key;
+    for (const ModelRunOutput& o : r->runs) {
+      EXPECT_GT(o.summary.tokens_per_s, 0) << d.key;
+      EXPECT_EQ(o.trace.header().provenance(), proto::PROVENANCE_MODELLED);
+      EXPECT_EQ(o.trace.header().run().extra().at("model.target"), d.key);
+    }
+  }
+}
+
+TEST(ModelRun, FasterMemoryMeansMoreTokens) {
+  auto pro = RunModelled(Request("rtx-pro-6000"));
+  auto b200 = RunModelled(Request("b200"));
+  ASSERT_TRUE(pro.ok() && b200.ok());
+  EXPECT_GT(b200->runs[0].summary.tokens_per_s, pro->runs[0].summary.tokens_per_s);
+}
+
+TEST(ModelRun, ErrorsAreOneClearLine) {
+  auto unknown = RunModelled(Request("tpu-v9"));
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(std::string(unknown.status().message()).find("rtx-pro-6000"), std::string::npos);
+  ModelRunRequest fp4_on_hopper = Request("h200");
+  fp4_on_hopper.variants = {{"nvfp4", "fp4_mma"}};
+  auto r = RunModelled(fp4_on_hopper);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(std::string(r.status().message()).find("tensor_fp4"), std::string::npos)
+      << r.status();
+  ModelRunRequest bad_param = Request("h200");
+  bad_param.param_overrides = "simt_efficiency=2";
+  EXPECT_EQ(RunModelled(bad_param).status().code(), absl::StatusCode::kInvalidArgument);
+  ModelRunRequest bad_tp = Request("h200");
+  bad_tp.base.tp = 3;
+  EXPECT_EQ(RunModelled(bad_tp).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_FALSE(ParseModelVariants("int4", "auto").ok());
+  EXPECT_FALSE(ParseModelVariants("both", "marlin").ok());
+  auto v = ParseModelVariants("nvfp4", "w4a16_mma,fp4_mma");
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(v->size(), 2u);
+  EXPECT_EQ(ParseModelVariants("both", "")->size(), 2u);
+}
+
+TEST(ModelRun, WritesTracesAndSummaryWithSuffix) {
+  std::string dir = ::testing::TempDir() + "/model_run_" + std::to_string(getpid());
+  std::filesystem::remove_all(dir);
+  ModelRunRequest r = Request("rtx-pro-6000");
+  r.out_dir = dir;
+  r.file_suffix = ".model-rtx-pro-6000";
+  auto out = RunModelled(r);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(out->runs[0].trace_path, dir + "/mxfp4.model-rtx-pro-6000.qtrace");
+  EXPECT_EQ(out->runs[1].trace_path, dir + "/nvfp4.model-rtx-pro-6000.qtrace");
+  EXPECT_EQ(out->summary_path, dir + "/model-rtx-pro-6000.summary.json");
+  auto back = ReadTrace(out->runs[0].trace_path);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_FALSE(back->truncated());
+  EXPECT_EQ(back->header().provenance(), proto::PROVENANCE_MODELLED);
+  EXPECT_EQ(back->activities_size(), out->runs[0].trace.activities_size());
+  EXPECT_TRUE(std::filesystem::exists(out->summary_path));
+  std::string report = ModelRunReport(*out, "rtx-pro-6000");
+  EXPECT_NE(report.find("MODELLED (not measured)"), std::string::npos);
+  EXPECT_NE(report.find("mxfp4 via slot_gemv"), std::string::npos);
+  // Two variants of one format get the backend in the name.
+  r.variants = {{"nvfp4", "w4a16_mma"}, {"nvfp4", "fp4_mma"}};
+  r.file_suffix = "";
+  auto two = RunModelled(r);
+  ASSERT_TRUE(two.ok());
+  EXPECT_EQ(two->runs[0].trace_path, dir + "/nvfp4-w4a16_mma.qtrace");
+  EXPECT_EQ(two->runs[1].trace_path, dir + "/nvfp4-fp4_mma.qtrace");
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace qprof::cli
