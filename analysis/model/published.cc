@@ -34,6 +34,7 @@ double Get(const std::map<std::string, double>& m, std::string_view key) {
 
 std::vector<std::string> ComparisonNotes(const ModelSummary& s) {
   std::vector<std::string> out;
+  bool matched = false, shares = false, fp8 = false;
   for (const PublishedFigure& f : PublishedFigures()) {
     if (f.model != s.model || f.target != s.target) continue;
     if (f.format == s.format && (f.moe_backend.empty() || f.moe_backend == s.moe_backend)) {
@@ -43,6 +44,8 @@ std::vector<std::string> ComparisonNotes(const ModelSummary& s) {
       if (f.scope != "aggregate" && f.concurrency > 0) {
         readings.push_back({"per sequence", f.tokens_per_s * f.concurrency});
       }
+      matched = true;
+      shares |= f.moe_share > 0;
       for (const auto& [reading, aggregate] : readings) {
         out.push_back(fmt::format(
             "published [{}] {} tok/s ({}{}): model {:.1f} tok/s aggregate at batch {} = "
@@ -70,11 +73,38 @@ std::vector<std::string> ComparisonNotes(const ModelSummary& s) {
         }
       }
     } else if (f.format != s.format && f.format == "fp8") {
+      fp8 = true;
       out.push_back(fmt::format(
           "published [{}] {} tok/s aggregate with an FP8 checkpoint: not modelled (no FP8 "
           "MoE path in the bundled runtime); model {} gives {:.1f} tok/s. Source: {}",
           f.id, f.tokens_per_s, s.label, s.tokens_per_s, f.source));
     }
+  }
+  // Why they disagree (docs/model.md gives the full argument).
+  if (shares) {
+    out.push_back(
+        "why: the model streams the slot-GEMV's B*k expert reads at "
+        "memory_bandwidth_efficiency of peak; the published time implies a small fraction "
+        "of that (implied bandwidth above), so the real kernel is latency- or issue-bound "
+        "(one slot per program, arithmetic FP4 decode), which the model has no term for");
+    out.push_back(
+        "why: sparse MLA reads index_topk + window latent rows per token and layer, "
+        "microseconds at bandwidth in the model; a SIMT sparse-decode kernel with a grid "
+        "of batch x heads/TP programs is latency-bound, and the model has no occupancy "
+        "term, so it cannot reproduce a 38% share");
+  }
+  if (matched) {
+    out.push_back(
+        "why: published throughput includes the serving stack (speculative decoding, CUDA "
+        "graphs, host scheduling, FP8 attention weights) that the model leaves out; the "
+        "concurrency of the SGLang figures is not stated");
+  }
+  if (fp8) {
+    out.push_back(
+        "why: an FP8 grouped MoE path at batch 16 moves more expert bytes than the MXFP4 "
+        "slot path (8 bits per weight for ~U(E,k,B) experts vs 4.25 bits for B*k), so a "
+        "bandwidth model cannot produce the published 6.9x from bytes: it reflects the "
+        "slot-GEMV's inefficiency and probably a higher concurrency");
   }
   return out;
 }

@@ -71,8 +71,10 @@ TEST(Published, ComparesOnlyMatchingRuns) {
   s.role_share = {{"moe.experts", 0.5}, {"attn.sparse_mla", 0.1}};
   s.role_bytes = {{"moe.experts", 6e9}};
   std::vector<std::string> notes = ComparisonNotes(s);
-  // story (two readings, each with an implied-bandwidth note), SGLang MXFP4, FP8 aside.
-  ASSERT_EQ(notes.size(), 6u);
+  // story (two readings, each with an implied-bandwidth note), SGLang MXFP4, FP8 aside,
+  // then four "why" notes.
+  ASSERT_EQ(notes.size(), 10u);
+  for (size_t i = 6; i < 10; ++i) EXPECT_EQ(notes[i].rfind("why: ", 0), 0u) << notes[i];
   EXPECT_NE(notes[0].find("20.4x the published aggregate 23.0"), std::string::npos) << notes[0];
   // Aggregate reading: step = 16 / 23 s = 695.7 ms; MoE 39% = 271.3 ms; 6 GB in it.
   EXPECT_NE(notes[1].find("22 GB/s"), std::string::npos) << notes[1];
@@ -81,6 +83,13 @@ TEST(Published, ComparesOnlyMatchingRuns) {
   EXPECT_NE(notes[4].find("0.9x the published aggregate 497.6"), std::string::npos) << notes[4];
   s.target = "h200";
   EXPECT_TRUE(ComparisonNotes(s).empty());
+  // A grouped NVFP4 run of the story matches only the FP8 aside and its why-note.
+  s.target = "rtx-pro-6000";
+  s.format = "nvfp4";
+  s.moe_backend = "w4a16_mma";
+  std::vector<std::string> nv = ComparisonNotes(s);
+  ASSERT_EQ(nv.size(), 2u);
+  EXPECT_NE(nv[0].find("3412.9"), std::string::npos);
 }
 
 TEST(Parameters, DefaultsHaveSourcesAndOverridesParse) {
