@@ -53,7 +53,7 @@ tr.gone td { background:#fdf3e3; } tr.new td { background:#e6f5ef; }
 .cls-other { background:var(--other); color:#111; }
 .sharebar { display:inline-block; height:9px; border-radius:2px; vertical-align:middle; margin-right:6px; min-width:1px; }
 .badge { display:inline-block; font-size:11px; line-height:16px; padding:0 6px; border-radius:9px;
-  border:1px solid #c9ced6; background:#f3f4f6; color:#333; white-space:nowrap; }
+  border:1px solid #c9ced6; background:#f3f4f6; color:#333; max-width:100%; }
 .b-measured { background:#e2f3ea; border-color:#8fcfae; color:#0b5535; }
 .b-host { background:#fff3cd; border-color:#e0b84c; color:#6b4a00; }
 .b-imported { background:#e5eefa; border-color:#93b3de; color:#1a3f6e; }
