@@ -35,6 +35,13 @@ absl::Status CurrentDeviceArch(int* arch);
     if (!qprof_cuda_status_.ok()) return qprof_cuda_status_;                        \
   } while (0)
 
+// RETURN_IF_ERROR for .cu files (which do not include base/status_macros.h).
+#define RETURN_IF_ERROR_STATUS(expr)                         \
+  do {                                                       \
+    ::absl::Status qprof_s_ = (expr);                        \
+    if (!qprof_s_.ok()) return qprof_s_;                     \
+  } while (0)
+
 // After a <<<>>> launch: returns the launch error (bad configuration, missing image for
 // this arch) as a status naming the kernel.
 #define RETURN_IF_CUDA_LAUNCH_ERROR(kernel_name)                                     \

@@ -1,0 +1,187 @@
+// Sparse MLA decode on tensor cores (qprof_attn_sparse_mla_mma): mma.sync m16n8k16 BF16
+// with FP32 accumulation for both QK^T and PV, over tiles of 32 selected tokens.
+//
+// Block = 4 warps = one sequence x 16 heads (the MMA's m). Per tile:
+//  1. cp.async gathers the 32 selected KV rows (576 BF16 each, rows padded to 1168 bytes so
+//     that 8 consecutive rows start in 8 different bank groups) into the other buffer while
+//     this tile is computed (double buffering); padding indices (-1) are zero-filled and
+//     masked to -inf.
+//  2. QK^T: warp w computes tokens 8w..8w+7 for all 16 heads over k = 576 (36 MMAs);
+//     Q is staged once as BF16. Scores (scaled) go to shared memory.
+//  3. Online softmax in registers: each thread owns exactly the 16 P values of its
+//     A fragment (rows g, g+8; tokens 16j+2t.., +8); row max and sum are reduced over the
+//     quad of lanes that share a row. FP32 state (m, l) per row; P is rounded to BF16.
+//  4. PV: warp w owns output dims 128w..128w+127 (16 n8 tiles, 64 FP32 accumulators per
+//     lane); V fragments come straight from the KV tile with ldmatrix.x4.trans (the value
+//     is the latent c itself, the first 512 dims of the row).
+// Works for any topk (tail tiles masked) and any head count (rows past `heads` are zero).
+// One block per (sequence, 16 heads): at batch 1 with 64 heads only 4 blocks run; a
+// split-K (flash-decoding) variant is the known next step for small batches.
+#ifndef QPROF_KERNELS_MLA_CUDA_SPARSE_MLA_MMA_CUH_
+#define QPROF_KERNELS_MLA_CUDA_SPARSE_MLA_MMA_CUH_
+
+#include <math.h>
+#include <stdint.h>
+
+#include "kernels/common/cuda/device_helpers.cuh"
+#include "kernels/mla/cuda/sparse_mla_simt.cuh"
+
+namespace qprof::kernels::cuda {
+
+inline constexpr int kMmaTile = 32;
+inline constexpr int kMmaRowBytes = kMlaDqk * 2 + 16;  // 1168
+inline constexpr int kMmaSsStride = kMmaTile + 1;
+inline constexpr size_t kMmaSmemBytes =
+    16 * kMmaRowBytes + 2 * kMmaTile * kMmaRowBytes + 16 * kMmaSsStride * 4 + 2 * kMmaTile * 4;
+
+__device__ __forceinline__ uint32_t Lds32(const unsigned char* p) {
+  return *reinterpret_cast<const uint32_t*>(p);
+}
+
+__device__ __forceinline__ void SparseMlaMmaBody(const SparseMlaArgs& a) {
+  extern __shared__ uint4 dyn_smem[];
+  unsigned char* qs = reinterpret_cast<unsigned char*>(dyn_smem);
+  unsigned char* kvb = qs + 16 * kMmaRowBytes;
+  float* ss = reinterpret_cast<float*>(kvb + 2 * kMmaTile * kMmaRowBytes);
+  int* vld = reinterpret_cast<int*>(ss + 16 * kMmaSsStride);
+  const int b = blockIdx.y, h0 = blockIdx.x * 16;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int g = lane >> 2, t = lane & 3;
+  const int32_t* idx = a.indices + static_cast<int64_t>(b) * a.topk;
+  const uint16_t* kv_seq = a.kv + static_cast<int64_t>(b) * a.kv_seq_stride * kMlaDqk;
+
+  for (int p = threadIdx.x; p < 16 * kMlaDqk / 2; p += blockDim.x) {
+    const int r = p / (kMlaDqk / 2), c = (p % (kMlaDqk / 2)) * 2;
+    float x0 = 0.f, x1 = 0.f;
+    if (h0 + r < a.heads) {
+      const float* q = a.q + (static_cast<int64_t>(b) * a.heads + h0 + r) * kMlaDqk + c;
+      x0 = q[0];
+      x1 = q[1];
+    }
+    *reinterpret_cast<uint32_t*>(qs + r * kMmaRowBytes + c * 2) = PackBf16x2(x0, x1);
+  }
+  auto issue = [&](int tile, int buf) {
+    unsigned char* dst = kvb + buf * kMmaTile * kMmaRowBytes;
+    for (int p = threadIdx.x; p < kMmaTile * (kMlaDqk / 8); p += blockDim.x) {
+      const int r = p / (kMlaDqk / 8), piece = p % (kMlaDqk / 8);
+      const int i = tile * kMmaTile + r;
+      const int tok = i < a.topk ? idx[i] : -1;
+      CpAsync16(dst + r * kMmaRowBytes + piece * 16,
+                kv_seq + static_cast<int64_t>(tok >= 0 ? tok : 0) * kMlaDqk + piece * 8,
+                tok >= 0 ? 16 : 0);
+      if (piece == 0) vld[buf * kMmaTile + r] = tok >= 0;
+    }
+  };
+
+  float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
+  float acc[16][4];
+#pragma unroll
+  for (int n = 0; n < 16; ++n) acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.f;
+  const int tiles = (a.topk + kMmaTile - 1) / kMmaTile;
+  if (tiles > 0) issue(0, 0);
+  CpAsyncCommit();
+  for (int tile = 0; tile < tiles; ++tile) {
+    const int buf = tile & 1;
+    if (tile + 1 < tiles) issue(tile + 1, buf ^ 1);
+    CpAsyncCommit();
+    CpAsyncWait<1>();
+    __syncthreads();
+    const unsigned char* kt = kvb + buf * kMmaTile * kMmaRowBytes;
+    // 2. S[16 heads][tokens 8w..8w+7]
+    float sacc[4] = {0.f, 0.f, 0.f, 0.f};
+    const unsigned char* krow = kt + (8 * warp + g) * kMmaRowBytes;
+#pragma unroll 6
+    for (int s = 0; s < kMlaDqk / 16; ++s) {
+      const int off = (16 * s + 2 * t) * 2;
+      const uint32_t af[4] = {Lds32(qs + g * kMmaRowBytes + off), Lds32(qs + (g + 8) * kMmaRowBytes + off),
+                              Lds32(qs + g * kMmaRowBytes + off + 16),
+                              Lds32(qs + (g + 8) * kMmaRowBytes + off + 16)};
+      MmaBf16m16n8k16(sacc, af, Lds32(krow + off), Lds32(krow + off + 16));
+    }
+    {
+      const int c = 8 * warp + 2 * t;
+      const int* v = vld + buf * kMmaTile;
+      ss[g * kMmaSsStride + c] = v[c] ? sacc[0] * a.softmax_scale : -INFINITY;
+      ss[g * kMmaSsStride + c + 1] = v[c + 1] ? sacc[1] * a.softmax_scale : -INFINITY;
+      ss[(g + 8) * kMmaSsStride + c] = v[c] ? sacc[2] * a.softmax_scale : -INFINITY;
+      ss[(g + 8) * kMmaSsStride + c + 1] = v[c + 1] ? sacc[3] * a.softmax_scale : -INFINITY;
+    }
+    __syncthreads();
+    // 3. online softmax on this thread's fragment values.
+    uint32_t pa[2][4];
+#pragma unroll
+    for (int rr = 0; rr < 2; ++rr) {
+      const float* srow = ss + (g + 8 * rr) * kMmaSsStride;
+      float v[8];
+#pragma unroll
+      for (int j = 0; j < 2; ++j) {
+        v[4 * j + 0] = srow[16 * j + 2 * t];
+        v[4 * j + 1] = srow[16 * j + 2 * t + 1];
+        v[4 * j + 2] = srow[16 * j + 2 * t + 8];
+        v[4 * j + 3] = srow[16 * j + 2 * t + 9];
+      }
+      float tmax = v[0];
+#pragma unroll
+      for (int i = 1; i < 8; ++i) tmax = fmaxf(tmax, v[i]);
+      tmax = fmaxf(tmax, __shfl_xor_sync(0xffffffffu, tmax, 1));
+      tmax = fmaxf(tmax, __shfl_xor_sync(0xffffffffu, tmax, 2));
+      const float mn = fmaxf(m[rr], tmax);
+      const bool none = mn == -INFINITY;
+      const float alpha = none ? 1.f : __expf(m[rr] - mn);
+      float psum = 0.f;
+#pragma unroll
+      for (int i = 0; i < 8; ++i) {
+        v[i] = none ? 0.f : __expf(v[i] - mn);
+        psum += v[i];
+      }
+      psum += __shfl_xor_sync(0xffffffffu, psum, 1);
+      psum += __shfl_xor_sync(0xffffffffu, psum, 2);
+      l[rr] = l[rr] * alpha + psum;
+      m[rr] = mn;
+#pragma unroll
+      for (int n = 0; n < 16; ++n) {
+        acc[n][2 * rr] *= alpha;
+        acc[n][2 * rr + 1] *= alpha;
+      }
+#pragma unroll
+      for (int j = 0; j < 2; ++j) {
+        pa[j][rr] = PackBf16x2(v[4 * j], v[4 * j + 1]);        // a0 / a1
+        pa[j][2 + rr] = PackBf16x2(v[4 * j + 2], v[4 * j + 3]);  // a2 / a3
+      }
+    }
+    // 4. O[16 heads][dims 128w..] += P[16][32] V[32][dims]
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      const int k = 16 * j + (lane & 7) + ((lane >> 3) & 1) * 8;
+#pragma unroll
+      for (int np = 0; np < 8; ++np) {
+        const int n = 128 * warp + 16 * np + (lane >> 4) * 8;
+        const uint32_t addr =
+            static_cast<uint32_t>(__cvta_generic_to_shared(kt + k * kMmaRowBytes + n * 2));
+        uint32_t r0, r1, r2, r3;
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+                     : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+                     : "r"(addr));
+        MmaBf16m16n8k16(acc[2 * np], pa[j], r0, r1);
+        MmaBf16m16n8k16(acc[2 * np + 1], pa[j], r2, r3);
+      }
+    }
+    __syncthreads();
+  }
+#pragma unroll
+  for (int rr = 0; rr < 2; ++rr) {
+    const int h = h0 + g + 8 * rr;
+    if (h >= a.heads) continue;
+    const float inv = l[rr] > 0.f ? 1.f / l[rr] : 0.f;
+    float* o = a.out + (static_cast<int64_t>(b) * a.heads + h) * kMlaDv + 128 * warp + 2 * t;
+#pragma unroll
+    for (int n = 0; n < 16; ++n)
+      *reinterpret_cast<float2*>(o + 8 * n) = make_float2(acc[n][2 * rr] * inv, acc[n][2 * rr + 1] * inv);
+    if (a.lse && warp == 0 && t == 0)
+      a.lse[static_cast<int64_t>(b) * a.heads + h] = l[rr] > 0.f ? m[rr] + logf(l[rr]) : -INFINITY;
+  }
+}
+
+}  // namespace qprof::kernels::cuda
+
+#endif  // QPROF_KERNELS_MLA_CUDA_SPARSE_MLA_MMA_CUH_
