@@ -180,25 +180,36 @@ std::string ClassSection(const proto::Diff& d) {
   return out;
 }
 
+// A kernel row is "replaced" when both sides have a kernel for it but not the same one
+// (the diff pairs kernels within a role: MXFP4's slot GEMV with NVFP4's MMA GEMM).
+bool Replaced(const proto::DiffRow& r) {
+  return r.status() == "both" && !r.a_name().empty() && !r.b_name().empty() &&
+         r.a_name() != r.b_name();
+}
+
 std::string KernelSection(const proto::Diff& d) {
   const std::string a = Label(d.a(), "A"), b = Label(d.b(), "B");
   std::vector<const proto::DiffRow*> rows;
   for (const auto& r : d.kernels()) rows.push_back(&r);
-  // Kernels that came or went first, then the largest absolute changes.
-  std::stable_sort(rows.begin(), rows.end(), [](auto* x, auto* y) {
-    const bool xo = x->status() != "both", yo = y->status() != "both";
-    if (xo != yo) return xo;
+  // Kernels that came, went or were replaced first, then the largest absolute changes.
+  auto changed = [](const proto::DiffRow* r) { return r->status() != "both" || Replaced(*r); };
+  std::stable_sort(rows.begin(), rows.end(), [&](auto* x, auto* y) {
+    if (changed(x) != changed(y)) return changed(x);
     return std::llabs(x->delta_ns()) > std::llabs(y->delta_ns());
   });
-  int gone = 0, added = 0;
+  int gone = 0, added = 0, replaced = 0;
   for (const auto* r : rows) {
     gone += r->status() == "only_a";
     added += r->status() == "only_b";
+    replaced += Replaced(*r);
   }
+  const int same = static_cast<int>(rows.size()) - gone - added - replaced;
+  auto n_kernels = [](int n) { return fmt::format("<b>{}</b> kernel{}", n, n == 1 ? "" : "s"); };
   std::string out = fmt::format(
-      "<section id=\"kernels-section\"><h2>Kernels</h2><p><b>{}</b> kernels only in {} "
-      "(disappeared), <b>{}</b> only in {} (appeared), {} in both.</p>",
-      gone, Escape(a), added, Escape(b), static_cast<int>(rows.size()) - gone - added);
+      "<section id=\"kernels-section\"><h2>Kernels</h2><p id=\"kernel-changes\">{} replaced by a "
+      "different kernel in the same role, {} only in {} (disappeared), {} only in {} "
+      "(appeared), {} in both.</p>",
+      n_kernels(replaced), n_kernels(gone), Escape(a), n_kernels(added), Escape(b), same);
   out += "<div class=\"controls\"><label>Filter <input type=\"search\" "
          "data-filter-table=\"diff-kernels\" aria-label=\"Filter kernels\" placeholder=\"name, "
          "role...\"></label><span class=\"small muted\" data-count-for=\"diff-kernels\"></span>"
@@ -211,20 +222,27 @@ std::string KernelSection(const proto::Diff& d) {
   for (const auto* rp : rows) {
     const auto& r = *rp;
     const bool only_a = r.status() == "only_a", only_b = r.status() == "only_b";
-    const std::string name = only_b ? (r.b_name().empty() ? r.key() : r.b_name())
-                                    : (r.a_name().empty() ? r.key() : r.a_name());
+    const bool repl = Replaced(r);
+    std::string name_cell;
+    if (repl) {
+      name_cell = fmt::format("<div><b>{}:</b> {}</div><div><b>{}:</b> {}</div>", Escape(a),
+                              Escape(r.a_name()), Escape(b), Escape(r.b_name()));
+    } else {
+      name_cell = Escape(only_b ? (r.b_name().empty() ? r.key() : r.b_name())
+                                : (r.a_name().empty() ? r.key() : r.a_name()));
+    }
     const std::string cls = only_b ? r.b_class() : r.a_class();
     std::string cls_cell = html::ClassPill(cls);
     if (!only_a && !only_b && r.a_class() != r.b_class() && !r.b_class().empty()) {
       cls_cell += " &rarr; " + html::ClassPill(r.b_class());
     }
+    const char* change = only_a ? "disappeared" : only_b ? "appeared" : repl ? "replaced" : "both";
     out += fmt::format(
-        "<tr data-status=\"{}\" data-class=\"{}\"{}><td>{}</td><td class=\"kname\">{}</td>"
-        "<td>{}</td><td>{}</td>{}{}{}</tr>",
-        Escape(r.status()), Escape(cls),
-        only_a ? " class=\"gone\"" : only_b ? " class=\"new\"" : "",
-        only_a ? "disappeared" : only_b ? "appeared" : "both", Escape(name), Escape(r.role()),
-        cls_cell,
+        "<tr data-status=\"{}\" data-change=\"{}\" data-class=\"{}\"{}><td>{}</td>"
+        "<td class=\"kname\">{}</td><td>{}</td><td>{}</td>{}{}{}</tr>",
+        Escape(r.status()), change, Escape(cls),
+        only_a ? " class=\"gone\"" : (only_b || repl) ? " class=\"new\"" : "", change, name_cell,
+        Escape(r.role()), cls_cell,
         only_b ? NumCell("-", 0)
                : NumCell(FormatNs(static_cast<double>(r.a_time_ns())),
                          static_cast<double>(r.a_time_ns())),

@@ -104,23 +104,37 @@ void Roles(const proto::Diff& d, TermCtx& c) {
   c.out += t.Render(c.o.color);
 }
 
-void OnlyOneSide(const proto::Diff& d, TermCtx& c) {
-  std::vector<const proto::DiffRow*> gone, added;
+bool Replaced(const proto::DiffRow& r) {
+  return r.status() == "both" && !r.a_name().empty() && !r.b_name().empty() &&
+         r.a_name() != r.b_name();
+}
+
+void KernelChanges(const proto::Diff& d, TermCtx& c) {
+  std::vector<const proto::DiffRow*> gone, added, replaced;
   for (const auto& r : d.kernels()) {
     if (r.status() == "only_a") gone.push_back(&r);
     if (r.status() == "only_b") added.push_back(&r);
+    if (Replaced(r)) replaced.push_back(&r);
   }
-  if (gone.empty() && added.empty()) return;
-  c.Heading("Kernels that appeared or disappeared");
+  if (gone.empty() && added.empty() && replaced.empty()) return;
+  c.Heading("Kernels replaced, appeared or disappeared");
   auto by_time = [](auto* x, auto* y) {
     return std::max(x->a_time_ns(), x->b_time_ns()) > std::max(y->a_time_ns(), y->b_time_ns());
   };
+  std::stable_sort(replaced.begin(), replaced.end(), by_time);
   std::stable_sort(gone.begin(), gone.end(), by_time);
   std::stable_sort(added.begin(), added.end(), by_time);
-  const size_t name_w = static_cast<size_t>(std::max(30, c.width - 56));
+  const size_t name_w = static_cast<size_t>(std::max(30, c.width - 58));
   TextTable t({{""}, {"kernel"}, {"role"}, {"class"}, {"time", TextTable::kRight},
                {"share", TextTable::kRight}});
   const size_t limit = static_cast<size_t>(c.o.top_kernels);
+  for (size_t i = 0; i < replaced.size() && i < limit; ++i) {
+    const auto& r = *replaced[i];
+    t.AddRow({{"~ A"}, {ShortKernelName(r.a_name(), name_w)}, {r.role()},
+              ClassCell(r.a_class()), {FormatNs(r.a_time_ns())}, {FormatShare(r.a_share())}});
+    t.AddRow({{"  -> B"}, {ShortKernelName(r.b_name(), name_w)}, {""},
+              ClassCell(r.b_class()), {FormatNs(r.b_time_ns())}, {FormatShare(r.b_share())}});
+  }
   for (size_t i = 0; i < gone.size() && i < limit; ++i) {
     const auto& r = *gone[i];
     t.AddRow({{"- only A"}, {ShortKernelName(r.a_name().empty() ? r.key() : r.a_name(), name_w)},
@@ -134,9 +148,9 @@ void OnlyOneSide(const proto::Diff& d, TermCtx& c) {
               {FormatShare(r.b_share())}});
   }
   c.out += t.Render(c.o.color);
-  if (gone.size() > limit || added.size() > limit) {
-    c.Line(fmt::format("  ({} only in A, {} only in B; the JSON and HTML list all)", gone.size(),
-                       added.size()));
+  if (gone.size() > limit || added.size() > limit || replaced.size() > limit) {
+    c.Line(fmt::format("  ({} replaced, {} only in A, {} only in B; the JSON and HTML list all)",
+                       replaced.size(), gone.size(), added.size()));
   }
 }
 
@@ -155,7 +169,7 @@ std::string DiffSummaryText(const proto::Diff& d, const TerminalOptions& options
   Sides(d, c);
   Classes(d, c);
   Roles(d, c);
-  OnlyOneSide(d, c);
+  KernelChanges(d, c);
   if (d.warnings_size() > 0) {
     c.Heading("Warnings");
     for (const auto& w : d.warnings()) c.out += Wrap(w.code() + ": " + w.message(), c.width, "  ! ");

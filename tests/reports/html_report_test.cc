@@ -106,8 +106,10 @@ TEST(HtmlReportTest, DiffPageLeadsWithTheStory) {
   EXPECT_NE(page.find("id=\"split-a\""), std::string::npos);
   EXPECT_NE(page.find("id=\"split-b\""), std::string::npos);
   EXPECT_EQ(Count(page, "<g class=\"pair\""), static_cast<size_t>(d.roles_size()));
-  EXPECT_EQ(Count(page, "data-status=\"only_a\""), 1u);
+  EXPECT_EQ(Count(page, "data-status=\"only_a\""), 0u);
   EXPECT_EQ(Count(page, "data-status=\"only_b\""), 1u);
+  EXPECT_EQ(Count(page, "data-change=\"replaced\""), 1u);
+  EXPECT_NE(page.find("<b>1</b> kernel replaced"), std::string::npos);
   EXPECT_NE(page.find("id=\"timeline-a\""), std::string::npos);
   EXPECT_NE(page.find("id=\"timeline-b\""), std::string::npos);
   // Without the profiles, the diff alone still renders the story and the tables.
