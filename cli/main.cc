@@ -10,6 +10,7 @@
 // Register functions, one per subcommand file.
 namespace qprof::cli {
 void RegisterVersionCommand(CLI::App& app, CommandRunner& runner);
+void RegisterQuantizeCommand(CLI::App& app, CommandRunner& runner);
 void RegisterCalibrateCommand(CLI::App& app, CommandRunner& runner);
 }  // namespace qprof::cli
 
@@ -21,6 +22,7 @@ int main(int argc, char** argv) {
   app.set_help_all_flag("--help-all", "Show help for all subcommands");
   qprof::cli::CommandRunner runner;
   qprof::cli::RegisterVersionCommand(app, runner);
+  qprof::cli::RegisterQuantizeCommand(app, runner);
   qprof::cli::RegisterCalibrateCommand(app, runner);
   try {
     app.parse(argc, argv);

@@ -17,10 +17,11 @@ absl::Status NonFiniteError(const std::string& tensor_name, const float* data, i
                             int64_t cols) {
   const float v = data[index];
   const char* what = std::isnan(v) ? "NaN" : (v > 0 ? "+Inf" : "-Inf");
-  const int64_t c = cols > 0 ? cols : 1;
-  return absl::InvalidArgumentError(
-      absl::StrCat("tensor '", tensor_name, "': element ", index, " (row ", index / c, ", col ",
-                   index % c, ") is ", what, "; FP4 formats cannot encode non-finite values"));
+  const std::string where =
+      cols > 0 ? absl::StrCat(" (row ", index / cols, ", col ", index % cols, ")") : "";
+  return absl::InvalidArgumentError(absl::StrCat("tensor '", tensor_name, "': element ", index,
+                                                 where, " is ", what,
+                                                 "; FP4 formats cannot encode non-finite values"));
 }
 
 absl::Status CheckShape(const std::string& tensor_name, int64_t rows, int64_t cols, int block,

@@ -41,7 +41,8 @@ void ForEachRange(int64_t n, int threads, Fn&& fn) {
 // Index of the first NaN/Inf among data[begin, end), or -1.
 int64_t FindFirstNonFinite(const float* data, int64_t begin, int64_t end);
 
-// InvalidArgument: "tensor 'W': element 17 (row 0, col 17) is NaN; ...".
+// InvalidArgument: "tensor 'W': element 17 (row 0, col 17) is NaN; ..." (no row/col when
+// cols <= 0, for flat arrays).
 absl::Status NonFiniteError(const std::string& tensor_name, const float* data, int64_t index,
                             int64_t cols);
 

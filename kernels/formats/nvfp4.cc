@@ -67,6 +67,12 @@ uint8_t QuantizeNvfp4Block(const float* v, float scale2, uint8_t* packed8) {
 
 absl::StatusOr<float> AbsMaxFinite(const float* data, int64_t n, const std::string& tensor_name,
                                    int threads) {
+  return AbsMaxFinite(data, 1, n, tensor_name, threads);
+}
+
+absl::StatusOr<float> AbsMaxFinite(const float* data, int64_t rows, int64_t cols,
+                                   const std::string& tensor_name, int threads) {
+  const int64_t n = rows * cols;
   std::vector<uint32_t> part_max(std::max(threads, 1), 0);
   std::atomic<int> slot{0};
   internal::ForEachRange(n, threads, [&](int64_t begin, int64_t end) {
@@ -75,7 +81,7 @@ absl::StatusOr<float> AbsMaxFinite(const float* data, int64_t n, const std::stri
   const uint32_t amax_bits = *std::max_element(part_max.begin(), part_max.end());
   if (amax_bits >= internal::kF32ExpMask) {
     return internal::NonFiniteError(tensor_name, data, internal::FindFirstNonFinite(data, 0, n),
-                                    n);
+                                    rows > 1 ? cols : 0);
   }
   return internal::BitsToFloat(amax_bits);
 }
@@ -83,12 +89,8 @@ absl::StatusOr<float> AbsMaxFinite(const float* data, int64_t n, const std::stri
 absl::StatusOr<Nvfp4Matrix> QuantizeNvfp4(const float* data, int64_t rows, int64_t cols,
                                           const std::string& tensor_name) {
   if (auto s = internal::CheckShape(tensor_name, rows, cols, kBlock, "NVFP4"); !s.ok()) return s;
-  auto amax = AbsMaxFinite(data, rows * cols, tensor_name, internal::kDefaultThreads);
-  if (!amax.ok()) {
-    // Re-derive row/col for the message (AbsMaxFinite only knows the flat index).
-    const int64_t index = internal::FindFirstNonFinite(data, 0, rows * cols);
-    return internal::NonFiniteError(tensor_name, data, index, cols);
-  }
+  auto amax = AbsMaxFinite(data, rows, cols, tensor_name, internal::kDefaultThreads);
+  if (!amax.ok()) return amax.status();
   return QuantizeNvfp4WithScale2(data, rows, cols, Nvfp4Scale2ForAmax(*amax), tensor_name,
                                  internal::kDefaultThreads);
 }

@@ -60,6 +60,9 @@ void DequantizeNvfp4(const Nvfp4Matrix& m, float* out, int threads);
 // callers take the max over w1 and w3 first.)
 absl::StatusOr<float> AbsMaxFinite(const float* data, int64_t n, const std::string& tensor_name,
                                    int threads = 2);
+// As above for a [rows, cols] matrix: the error also gives the row and column.
+absl::StatusOr<float> AbsMaxFinite(const float* data, int64_t rows, int64_t cols,
+                                   const std::string& tensor_name, int threads);
 
 // One block of 16 (finite input): writes 8 packed bytes and returns the E4M3 scale code.
 uint8_t QuantizeNvfp4Block(const float* v, float scale2, uint8_t* packed8);

@@ -37,7 +37,9 @@ absl::StatusOr<simdjson::dom::element> ParseJsonFile(const std::string& path,
   return doc;
 }
 
-void StringList(simdjson::dom::element e, std::vector<std::string>* out) {
+// Appends the strings of an array member; a missing member or other types add nothing.
+void StringList(simdjson::simdjson_result<simdjson::dom::element> e,
+                std::vector<std::string>* out) {
   simdjson::dom::array arr;
   if (e.get_array().get(arr) != simdjson::SUCCESS) return;
   for (auto item : arr) {
@@ -152,7 +154,7 @@ absl::Status Checkpoint::ReadConfig() {
     }
     format_ = CheckpointFormat::kNvfp4;
     format_source_ = "hf_quant_config.json";
-    StringList(quant["exclude_modules"].value_unsafe(), &excluded_);
+    StringList(quant["exclude_modules"], &excluded_);
     return absl::OkStatus();
   } else if (!absl::IsNotFound(q.status())) {
     return q.status();
@@ -167,11 +169,11 @@ absl::Status Checkpoint::ReadConfig() {
   const bool has_algo = qc["quant_algo"].get_string().get(algo) == simdjson::SUCCESS;
   if (has_method && Lower(method) == "mxfp4") {
     format_ = CheckpointFormat::kMxfp4;
-    StringList(qc["modules_to_not_convert"].value_unsafe(), &excluded_);
+    StringList(qc["modules_to_not_convert"], &excluded_);
   } else if (has_algo && Lower(algo) == "nvfp4") {
     format_ = CheckpointFormat::kNvfp4;
-    StringList(qc["exclude_modules"].value_unsafe(), &excluded_);
-    StringList(qc["ignore"].value_unsafe(), &excluded_);
+    StringList(qc["exclude_modules"], &excluded_);
+    StringList(qc["ignore"], &excluded_);
   } else {
     return absl::OkStatus();  // some other quantization: tensors stay plain
   }
