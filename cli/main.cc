@@ -10,6 +10,10 @@
 // Register functions, one per subcommand file.
 namespace qprof::cli {
 void RegisterVersionCommand(CLI::App& app, CommandRunner& runner);
+void RegisterAnalyzeCommand(CLI::App& app, CommandRunner& runner);
+void RegisterDiffCommand(CLI::App& app, CommandRunner& runner);
+void RegisterSassCommand(CLI::App& app, CommandRunner& runner);
+void RegisterDevicesCommand(CLI::App& app, CommandRunner& runner);
 void RegisterQuantizeCommand(CLI::App& app, CommandRunner& runner);
 void RegisterCalibrateCommand(CLI::App& app, CommandRunner& runner);
 }  // namespace qprof::cli
@@ -22,6 +26,10 @@ int main(int argc, char** argv) {
   app.set_help_all_flag("--help-all", "Show help for all subcommands");
   qprof::cli::CommandRunner runner;
   qprof::cli::RegisterVersionCommand(app, runner);
+  qprof::cli::RegisterAnalyzeCommand(app, runner);
+  qprof::cli::RegisterDiffCommand(app, runner);
+  qprof::cli::RegisterSassCommand(app, runner);
+  qprof::cli::RegisterDevicesCommand(app, runner);
   qprof::cli::RegisterQuantizeCommand(app, runner);
   qprof::cli::RegisterCalibrateCommand(app, runner);
   try {

@@ -1,0 +1,74 @@
+#include "cli/analysis_inputs.h"
+
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "base/file_util.h"
+#include "base/status_macros.h"
+#include "kernels/registry/registry.h"
+#include "proto/trace_io.h"
+#include "reports/json/json_report.h"
+#ifdef QPROF_HAVE_IMPORTERS
+#include "analysis/importers/import.h"
+#endif
+
+namespace qprof::cli {
+
+absl::StatusOr<proto::Trace> LoadTraceInput(const std::string& path) {
+#ifdef QPROF_HAVE_IMPORTERS
+  return importers::ImportFile(path);
+#else
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return absl::NotFoundError(absl::StrCat(path, ": cannot open file"));
+  std::string head(8, '\0');
+  f.read(head.data(), 8);
+  head.resize(static_cast<size_t>(f.gcount()));
+  if (!LooksLikeQtrace(head)) {
+    return absl::UnimplementedError(absl::StrCat(
+        path, ": only .qtrace files can be read by this build (the importers are not built)"));
+  }
+  return ReadTrace(path);
+#endif
+}
+
+bool LooksLikeProfileJson(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return false;
+  std::string head(4096, '\0');
+  f.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<size_t>(f.gcount()));
+  size_t i = head.find_first_not_of(" \t\r\n");
+  if (i == std::string::npos || head[i] != '{') return false;
+  return head.find("\"schema_version\"") != std::string::npos &&
+         head.find("\"traceEvents\"") == std::string::npos &&
+         head.find("\"sources\"") != std::string::npos;
+}
+
+absl::StatusOr<proto::Profile> LoadProfileInput(const std::string& path,
+                                                const AnalyzeOptions& options) {
+  if (LooksLikeProfileJson(path)) {
+    ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+    return reports::ProfileFromJson(text, path);
+  }
+  ASSIGN_OR_RETURN(proto::Trace trace, LoadTraceInput(path));
+  std::vector<proto::Trace> traces;
+  traces.push_back(std::move(trace));
+  return Analyze(traces, options);
+}
+
+std::vector<classify::KnownKernel> RegistryKnownKernels() {
+  std::vector<classify::KnownKernel> out;
+  for (const kernels::KernelInfo& k : kernels::KernelRegistry::Global().All()) {
+    classify::KnownKernel e;
+    e.cuda_name_prefix = k.cuda_kernel_name;
+    e.kernel_id = k.id;
+    e.role = k.role;
+    e.pipe_class = k.gpu_pipe_class;
+    e.format = k.format;
+    e.compute_pipe = k.compute_pipe;
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+}  // namespace qprof::cli

@@ -1,0 +1,34 @@
+// Inputs of `qprof analyze` and `qprof diff`: traces of any kind, Profile JSON reports,
+// and the known kernels of our registry handed to analysis as plain data (analysis does
+// not depend on kernels/).
+#ifndef QPROF_CLI_ANALYSIS_INPUTS_H_
+#define QPROF_CLI_ANALYSIS_INPUTS_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "analysis/analyze.h"
+#include "analysis/classify/classify.h"
+#include "proto/profile.pb.h"
+#include "proto/trace.pb.h"
+
+namespace qprof::cli {
+
+// Any trace qprof reads (.qtrace, nsys SQLite, Kineto JSON, ncu CSV), by content.
+absl::StatusOr<proto::Trace> LoadTraceInput(const std::string& path);
+
+// True when the file looks like a Profile JSON report (a JSON object with
+// "schema_version" and no "traceEvents" near its start).
+bool LooksLikeProfileJson(const std::string& path);
+
+// A Profile: read back from a Profile JSON report, or analysed from a trace.
+absl::StatusOr<proto::Profile> LoadProfileInput(const std::string& path,
+                                                const AnalyzeOptions& options);
+
+// Our kernels (kernels/registry) as classification entries.
+std::vector<classify::KnownKernel> RegistryKnownKernels();
+
+}  // namespace qprof::cli
+
+#endif  // QPROF_CLI_ANALYSIS_INPUTS_H_

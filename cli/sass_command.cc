@@ -1,0 +1,113 @@
+// `qprof sass FILE... [--json OUT]`: which kernels of a cubin, fatbin, executable or shared
+// library issue tensor-core instructions (static SASS; needs no counter permission).
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "absl/strings/str_cat.h"
+#include "analysis/sass/sass_parser.h"
+#include "base/absl_fmt.h"
+#include "base/file_util.h"
+#include "base/status_macros.h"
+#include "cli/command.h"
+#include "fmt/core.h"
+
+namespace qprof::cli {
+namespace {
+
+struct SassArgs {
+  std::vector<std::string> files;
+  std::string json_out;
+  bool sass_text = false;
+};
+
+std::string JsonEscape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) out += fmt::format("\\u{:04x}", c);
+        else out.push_back(c);
+    }
+  }
+  return out;
+}
+
+std::string Shorten(const std::string& s, size_t width) {
+  if (s.size() <= width) return s;
+  size_t keep = (width - 3) / 2;
+  return s.substr(0, keep) + "..." + s.substr(s.size() - (width - 3 - keep));
+}
+
+absl::Status RunSass(const SassArgs& args) {
+  std::string json = "{\n  \"files\": [\n";
+  for (size_t fi = 0; fi < args.files.size(); ++fi) {
+    const std::string& f = args.files[fi];
+    std::vector<sass::SassKernelStats> stats;
+    if (args.sass_text) {
+      ASSIGN_OR_RETURN(std::string text, ReadFile(f));
+      auto parsed = sass::ParseSass(text);
+      if (!parsed.ok()) return absl::InvalidArgumentError(absl::StrCat(f, ": ", parsed.status().message()));
+      stats = *std::move(parsed);
+    } else {
+      ASSIGN_OR_RETURN(stats, sass::SassStatsForFile(f));
+    }
+    int tensor = 0;
+    for (const auto& k : stats) tensor += k.pipe_class == "tensor";
+    fmt::print("{}: {} kernels ({} with tensor-core MMA instructions)\n", f, stats.size(), tensor);
+    fmt::print("  {:<8} {:<7} {:>7} {:>7} {:>7} {:>7}  {:<24} {}\n", "arch", "class", "MMA",
+               "FP32", "FP16x2", "INT", "MMA opcodes", "kernel (demangled)");
+    for (const auto& k : stats) {
+      std::string ops;
+      for (const auto& [op, n] : k.mma_opcodes) ops += fmt::format("{}{}:{}", ops.empty() ? "" : " ", op, n);
+      fmt::print("  {:<8} {:<7} {:>7} {:>7} {:>7} {:>7}  {:<24} {}\n", k.arch, k.pipe_class,
+                 k.tensor_mma, k.simt_fp32, k.simt_fp16, k.simt_int, Shorten(ops, 24),
+                 Shorten(k.demangled, 60));
+    }
+    json += fmt::format("    {{\"path\": \"{}\", \"kernels\": [\n", JsonEscape(f));
+    for (size_t i = 0; i < stats.size(); ++i) {
+      const auto& k = stats[i];
+      std::string ops;
+      for (const auto& [op, n] : k.mma_opcodes) ops += fmt::format("{}\"{}\": {}", ops.empty() ? "" : ", ", op, n);
+      json += fmt::format(
+          "      {{\"name\": \"{}\", \"demangled\": \"{}\", \"arch\": \"{}\", \"class\": \"{}\", "
+          "\"instructions\": {}, \"tensor_mma\": {}, \"simt_fp32\": {}, \"simt_fp16\": {}, "
+          "\"simt_fp64\": {}, \"simt_int\": {}, \"mma_opcodes\": {{{}}}, \"evidence\": \"sass\", "
+          "\"evidence_detail\": \"{}\"}}{}\n",
+          JsonEscape(k.name), JsonEscape(k.demangled), k.arch, k.pipe_class, k.instructions,
+          k.tensor_mma, k.simt_fp32, k.simt_fp16, k.simt_fp64, k.simt_int, ops,
+          JsonEscape(k.detail), i + 1 < stats.size() ? "," : "");
+    }
+    json += fmt::format("    ]}}{}\n", fi + 1 < args.files.size() ? "," : "");
+  }
+  json += "  ]\n}\n";
+  if (!args.json_out.empty()) {
+    RETURN_IF_ERROR(WriteFileAtomic(args.json_out, json));
+    fmt::print(stderr, "qprof: wrote {}\n", args.json_out);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void RegisterSassCommand(CLI::App& app, CommandRunner& runner) {
+  auto args = std::make_shared<SassArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "sass",
+      "Count tensor-core MMA (HMMA, HGMMA, QGMMA, IMMA, OMMA, UTC*MMA) versus SIMT FP32/FP16/INT "
+      "instructions per kernel of a cubin, fatbin, executable or shared library (runs cuobjdump "
+      "--dump-sass; install with: pip install nvidia-cuda-cuobjdump)");
+  cmd->add_option("files", args->files, "cubin, fatbin, executable or shared library")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--json", args->json_out, "Write the per-kernel counts as JSON to this file");
+  cmd->add_flag("--sass-text", args->sass_text,
+                "The files are SASS listings already (cuobjdump --dump-sass output)");
+  cmd->callback([args, &runner] { runner.action = [args] { return RunSass(*args); }; });
+}
+
+}  // namespace qprof::cli
