@@ -1,0 +1,311 @@
+#include "analysis/importers/kineto/json_stream.h"
+
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+
+namespace qprof::importers {
+namespace {
+
+constexpr size_t kNpos = static_cast<size_t>(-1);
+constexpr size_t kPadding = 64;  // SIMDJSON_PADDING
+
+bool IsWs(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+// Finds where one JSON value ends; resumable across buffer refills.
+struct ValueScanner {
+  int depth = 0;
+  bool in_str = false, esc = false, started = false, scalar = false;
+
+  // Scans b[i, n). Returns the index just past the value, or kNpos if it goes on past n.
+  size_t Scan(const char* b, size_t i, size_t n) {
+    while (i < n) {
+      if (in_str) {
+        if (esc) {
+          esc = false;
+          ++i;
+          continue;
+        }
+        const void* q = std::memchr(b + i, '"', n - i);
+        size_t q_at = q ? static_cast<size_t>(static_cast<const char*>(q) - b) : n;
+        const void* bs = std::memchr(b + i, '\\', q_at - i);
+        if (bs) {
+          i = static_cast<size_t>(static_cast<const char*>(bs) - b) + 1;
+          esc = true;
+          continue;
+        }
+        if (!q) return kNpos;
+        i = q_at + 1;
+        in_str = false;
+        if (depth == 0) return i;
+        continue;
+      }
+      char c = b[i];
+      if (!started) {
+        started = true;
+        if (c == '{' || c == '[') {
+          depth = 1;
+        } else if (c == '"') {
+          in_str = true;
+        } else {
+          scalar = true;
+        }
+        ++i;
+        continue;
+      }
+      if (scalar) {
+        if (c == ',' || c == '}' || c == ']' || IsWs(c)) return i;
+        ++i;
+        continue;
+      }
+      if (c == '"') {
+        in_str = true;
+      } else if (c == '{' || c == '[') {
+        ++depth;
+      } else if (c == '}' || c == ']') {
+        if (--depth == 0) return i + 1;
+      }
+      ++i;
+    }
+    return kNpos;
+  }
+};
+
+class Streamer {
+ public:
+  Streamer(ByteSource* src, const std::string& label, TraceJsonHandler* h, Progress* progress,
+           const JsonStreamLimits& limits)
+      : src_(src), label_(label), h_(h), progress_(progress), limits_(limits) {
+    buf_.resize(limits_.read_bytes * 2 + kPadding);
+  }
+
+  absl::Status Run() {
+    size_t i = 0;
+    ASSIGN_OR_RETURN(bool any, SkipWs(&i));
+    if (!any) return absl::InvalidArgumentError(absl::StrCat(label_, ": empty JSON document"));
+    if (end_ - i >= 3 && std::memcmp(&buf_[i], "\xEF\xBB\xBF", 3) == 0) {
+      i += 3;
+      ASSIGN_OR_RETURN(any, SkipWs(&i));
+    }
+    if (any && buf_[i] == '[') return StreamArray(i);
+    if (!any || buf_[i] != '{') {
+      return absl::InvalidArgumentError(absl::StrCat(
+          label_, ": not a trace JSON (expected '{' or '[' at byte ", base_ + i, ")"));
+    }
+    ++i;
+    bool saw_events = false;
+    while (true) {
+      ASSIGN_OR_RETURN(any, SkipWs(&i));
+      if (!any) return Truncated(i, "in the top-level object");
+      char c = buf_[i];
+      if (c == '}') break;
+      if (c == ',') {
+        ++i;
+        continue;
+      }
+      if (c != '"') {
+        return absl::InvalidArgumentError(
+            absl::StrCat(label_, ": malformed JSON at byte ", base_ + i, ": expected a key"));
+      }
+      pos_ = i;
+      ASSIGN_OR_RETURN(size_t key_end, ScanWhole(&i));  // i = key start after refills
+      std::string key(&buf_[i + 1], key_end - i - 2);
+      i = key_end;
+      ASSIGN_OR_RETURN(any, SkipWs(&i));
+      if (!any) return Truncated(i, "after a key");
+      if (buf_[i] != ':') {
+        return absl::InvalidArgumentError(
+            absl::StrCat(label_, ": malformed JSON at byte ", base_ + i, ": expected ':'"));
+      }
+      ++i;
+      ASSIGN_OR_RETURN(any, SkipWs(&i));
+      if (!any) return Truncated(i, "after a key");
+      if (key == "traceEvents" && buf_[i] == '[') {
+        saw_events = true;
+        RETURN_IF_ERROR(StreamArray(i));
+        i = pos_;
+        continue;
+      }
+      RETURN_IF_ERROR(Member(key, &i));
+    }
+    if (!saw_events) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          label_, ": JSON without a traceEvents array (not a PyTorch profiler/Chrome trace)"));
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  absl::Status Truncated(size_t i, const char* where) {
+    return absl::DataLossError(absl::StrCat(label_, ": truncated JSON: input ended at byte ",
+                                            base_ + i, " ", where));
+  }
+
+  // Drops bytes before pos_, reads more. *i is shifted with the data. False at EOF.
+  absl::StatusOr<bool> Fill(size_t* i, size_t* j = nullptr) {
+    if (eof_) return false;
+    if (pos_ > 0) {
+      std::memmove(buf_.data(), buf_.data() + pos_, end_ - pos_);
+      base_ += pos_;
+      end_ -= pos_;
+      *i -= pos_;
+      if (j != nullptr) *j = *j >= pos_ ? *j - pos_ : 0;
+      pos_ = 0;
+    }
+    if (buf_.size() - kPadding - end_ < limits_.read_bytes) {
+      if (end_ >= limits_.max_value_bytes) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(label_, ": a JSON value at byte ", base_, " is larger than ",
+                         limits_.max_value_bytes >> 20, " MiB (input too large to import)"));
+      }
+      buf_.resize(std::max(buf_.size() * 2, end_ + limits_.read_bytes + kPadding));
+    }
+    ASSIGN_OR_RETURN(size_t got, src_->Read(buf_.data() + end_, limits_.read_bytes));
+    if (got == 0) {
+      eof_ = true;
+      return false;
+    }
+    end_ += got;
+    if (progress_) progress_->Update(src_->consumed(), src_->total(), "bytes");
+    return true;
+  }
+
+  // Skips whitespace from *i; false at EOF.
+  absl::StatusOr<bool> SkipWs(size_t* i) {
+    while (true) {
+      while (*i < end_ && IsWs(buf_[*i])) ++*i;
+      if (*i < end_) return true;
+      pos_ = *i;
+      ASSIGN_OR_RETURN(bool more, Fill(i));
+      if (!more) return false;
+    }
+  }
+
+  // Scans the value at *i (pos_ <= *i), refilling as needed; on return *i is the value's
+  // start (indices move when the buffer is compacted) and the result its end.
+  absl::StatusOr<size_t> ScanWhole(size_t* i) {
+    while (true) {
+      ValueScanner vs;
+      size_t e = vs.Scan(buf_.data(), *i, end_);
+      if (e != kNpos) return e;
+      pos_ = *i;
+      ASSIGN_OR_RETURN(bool more, Fill(i));
+      if (!more) {
+        if (vs.scalar) return end_;
+        return Truncated(end_, "inside a value");
+      }
+    }
+  }
+
+  // A top-level member other than traceEvents: handed out when small, skipped otherwise
+  // (a member over max_member_bytes is scanned through without being kept).
+  absl::Status Member(const std::string& key, size_t* i) {
+    ValueScanner vs;
+    size_t start = *i, scan = *i;
+    bool skipping = false;
+    while (true) {
+      size_t e = vs.Scan(buf_.data(), scan, end_);
+      if (e != kNpos) {
+        if (!skipping) RETURN_IF_ERROR(h_->OnMember(key, std::string_view(&buf_[start], e - start)));
+        *i = e;
+        pos_ = e;
+        return absl::OkStatus();
+      }
+      if (end_ - start > limits_.max_member_bytes) skipping = true;
+      scan = end_;
+      pos_ = skipping ? end_ : start;
+      ASSIGN_OR_RETURN(bool more, Fill(&scan, &start));
+      if (!more) {
+        if (!vs.scalar) return Truncated(end_, "inside a top-level value");
+        if (!skipping) {
+          RETURN_IF_ERROR(h_->OnMember(key, std::string_view(&buf_[start], end_ - start)));
+        }
+        *i = end_;
+        pos_ = end_;
+        return absl::OkStatus();
+      }
+    }
+  }
+
+  absl::Status Flush() {
+    if (batch_.events.empty()) return absl::OkStatus();
+    size_t first = batch_first_, last = batch_last_;
+    size_t n = last - first + 2;
+    if (batch_buf_.size() < n + kPadding) batch_buf_.resize(n + kPadding);
+    batch_buf_[0] = '[';
+    std::memcpy(batch_buf_.data() + 1, buf_.data() + first, last - first);
+    batch_buf_[n - 1] = ']';
+    std::memset(batch_buf_.data() + n, ' ', kPadding);
+    for (auto& ev : batch_.events) {
+      ev.first = static_cast<uint32_t>(ev.first - first + 1);
+      ev.second = static_cast<uint32_t>(ev.second - first + 1);
+    }
+    batch_.data = batch_buf_.data();
+    batch_.size = n;
+    batch_.capacity = batch_buf_.size();
+    batch_.stream_offset = base_ + first;
+    absl::Status s = h_->OnEvents(batch_);
+    batch_.events.clear();
+    return s;
+  }
+
+  // The events array starting at '[' at index i; on return pos_ is just past its ']'.
+  absl::Status StreamArray(size_t i) {
+    ++i;
+    pos_ = i;
+    while (true) {
+      while (i < end_ && (IsWs(buf_[i]) || buf_[i] == ',')) ++i;
+      if (i >= end_) {
+        RETURN_IF_ERROR(Flush());
+        pos_ = i;
+        ASSIGN_OR_RETURN(bool more, Fill(&i));
+        if (!more) return Truncated(i, "inside traceEvents");
+        continue;
+      }
+      if (buf_[i] == ']') {
+        RETURN_IF_ERROR(Flush());
+        pos_ = i + 1;
+        return absl::OkStatus();
+      }
+      ValueScanner vs;
+      size_t e = vs.Scan(buf_.data(), i, end_);
+      if (e == kNpos) {
+        RETURN_IF_ERROR(Flush());
+        pos_ = i;
+        ASSIGN_OR_RETURN(bool more, Fill(&i));
+        if (!more) return Truncated(end_, "inside traceEvents");
+        continue;  // rescan the event from its start
+      }
+      if (batch_.events.empty()) batch_first_ = i;
+      batch_last_ = e;
+      batch_.events.push_back({static_cast<uint32_t>(i), static_cast<uint32_t>(e)});
+      i = e;
+      if (batch_last_ - batch_first_ >= limits_.batch_bytes) RETURN_IF_ERROR(Flush());
+    }
+  }
+
+  ByteSource* src_;
+  const std::string& label_;
+  TraceJsonHandler* h_;
+  Progress* progress_;
+  JsonStreamLimits limits_;
+  std::vector<char> buf_;
+  size_t pos_ = 0, end_ = 0;
+  uint64_t base_ = 0;
+  bool eof_ = false;
+  EventBatch batch_;
+  size_t batch_first_ = 0, batch_last_ = 0;
+  std::vector<char> batch_buf_;
+};
+
+}  // namespace
+
+absl::Status StreamTraceJson(ByteSource* source, const std::string& label,
+                             TraceJsonHandler* handler, Progress* progress,
+                             const JsonStreamLimits& limits) {
+  Streamer s(source, label, handler, progress, limits);
+  return s.Run();
+}
+
+}  // namespace qprof::importers

@@ -1,0 +1,60 @@
+// Streams a Chrome/Kineto trace JSON document in bounded memory.
+//
+// The document is `{"traceEvents": [ev, ev, ...], "deviceProperties": ..., ...}` (members in
+// any order) or a bare `[ev, ...]`. The streamer reads the bytes in chunks, finds the
+// boundaries of whole values with a small string-aware bracket scanner, and hands out:
+//  - top-level members other than traceEvents, as JSON text (members over kMaxMemberBytes
+//    are skipped without being held in memory);
+//  - the events, in batches of about kBatchBytes: a padded buffer "[ev,ev,...]" that simdjson
+//    can iterate directly, plus each event's offsets, for per-event recovery.
+// Memory is the read buffer (grown only for one value larger than it) plus one batch; no
+// DOM of the whole document ever exists. The scanner does not validate JSON: simdjson does
+// that on each batch, so syntax errors are reported with the batch's byte offset.
+#ifndef QPROF_ANALYSIS_IMPORTERS_KINETO_JSON_STREAM_H_
+#define QPROF_ANALYSIS_IMPORTERS_KINETO_JSON_STREAM_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "analysis/importers/common/import_util.h"
+#include "analysis/importers/kineto/byte_source.h"
+
+namespace qprof::importers {
+
+struct EventBatch {
+  const char* data = nullptr;  // "[...]", followed by at least 64 readable padding bytes
+  size_t size = 0;
+  size_t capacity = 0;         // size + padding
+  uint64_t stream_offset = 0;  // offset in the (decompressed) document of data[1]
+  std::vector<std::pair<uint32_t, uint32_t>> events;  // [begin, end) within data
+};
+
+class TraceJsonHandler {
+ public:
+  virtual ~TraceJsonHandler() = default;
+  virtual absl::Status OnMember(std::string_view key, std::string_view json) = 0;
+  virtual absl::Status OnEvents(const EventBatch& batch) = 0;
+};
+
+struct JsonStreamLimits {
+  size_t batch_bytes = 4 << 20;        // events handed out per batch
+  size_t read_bytes = 8 << 20;         // bytes read per refill
+  size_t max_value_bytes = 256 << 20;  // one event (or kept member) larger than this: error
+  size_t max_member_bytes = 16 << 20;  // larger top-level members are skipped
+};
+
+// Returns InvalidArgument for a document that is not a trace (not an object/array, no
+// traceEvents array), DataLoss when the input ends inside the document; messages name
+// `label` and the byte offset.
+absl::Status StreamTraceJson(ByteSource* source, const std::string& label,
+                             TraceJsonHandler* handler, Progress* progress,
+                             const JsonStreamLimits& limits = {});
+
+}  // namespace qprof::importers
+
+#endif  // QPROF_ANALYSIS_IMPORTERS_KINETO_JSON_STREAM_H_

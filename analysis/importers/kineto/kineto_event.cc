@@ -1,0 +1,208 @@
+#include "analysis/importers/kineto/kineto_event.h"
+
+#include <string_view>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "analysis/importers/common/import_util.h"
+
+namespace qprof::importers {
+namespace {
+
+namespace od = simdjson::ondemand;
+
+bool Eq(std::string_view a, const char* b) {
+  return absl::EqualsIgnoreCase(absl::string_view(a.data(), a.size()), b);
+}
+
+std::string Unquote(std::string_view tok) {
+  while (!tok.empty() && (tok.back() == ' ' || tok.back() == '\n' || tok.back() == '\r' ||
+                          tok.back() == '\t')) {
+    tok.remove_suffix(1);
+  }
+  if (tok.size() >= 2 && tok.front() == '"' && tok.back() == '"') tok = tok.substr(1, tok.size() - 2);
+  return Utf8Clean(tok);
+}
+
+bool IsIgnoredArg(std::string_view k) {
+  static constexpr std::string_view kIgnored[] = {
+      "External id", "external id", "queued", "context", "blocks per SM", "warps per SM",
+      "est. achieved occupancy %", "theoretical occupancy %", "cbid", "Ev Idx",
+      "memory bandwidth (GB/s)", "device", "stream", "correlation", "grid", "block",
+      "registers per thread", "shared memory", "bytes"};
+  for (std::string_view s : kIgnored) {
+    if (k == s) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+KinetoEventKind KindOfCategory(std::string_view cat) {
+  if (Eq(cat, "kernel")) return KinetoEventKind::kKernel;
+  if (Eq(cat, "gpu_memcpy") || Eq(cat, "memcpy")) return KinetoEventKind::kMemcpy;
+  if (Eq(cat, "gpu_memset") || Eq(cat, "memset")) return KinetoEventKind::kMemset;
+  if (Eq(cat, "cuda_runtime") || Eq(cat, "runtime") || Eq(cat, "cuda_driver") ||
+      Eq(cat, "driver")) {
+    return KinetoEventKind::kRuntime;
+  }
+  if (Eq(cat, "user_annotation")) return KinetoEventKind::kUserAnnotation;
+  if (Eq(cat, "gpu_user_annotation")) return KinetoEventKind::kGpuUserAnnotation;
+  if (Eq(cat, "cuda_profiler_range")) return KinetoEventKind::kProfilerRange;
+  return KinetoEventKind::kIgnored;
+}
+
+simdjson::error_code KinetoEventDecoder::ReadId(od::value v, uint64_t* out) {
+  od::json_type t;
+  SIMDJSON_TRY(v.type().get(t));
+  if (t == od::json_type::string) {
+    std::string_view s;
+    SIMDJSON_TRY(v.get_string().get(s));
+    if (auto n = TrailingNumber(s)) {
+      *out = *n;
+      return simdjson::SUCCESS;
+    }
+    auto [it, inserted] = string_ids_.try_emplace(std::string(s), 0);
+    if (inserted) it->second = (uint64_t{1} << 31) + string_ids_.size();
+    *out = it->second;
+    return simdjson::SUCCESS;
+  }
+  std::string_view tok = v.raw_json_token();
+  if (auto n = ParseUint(tok)) {
+    *out = *n;
+  } else {
+    // Negative or beyond 64 bits: a stable stand-in id rather than a failure.
+    auto [it, inserted] = string_ids_.try_emplace(std::string(tok), 0);
+    if (inserted) it->second = (uint64_t{1} << 31) + string_ids_.size();
+    *out = it->second;
+  }
+  return simdjson::SUCCESS;
+}
+
+simdjson::error_code KinetoEventDecoder::Decode(od::object& obj, KinetoEvent* e) {
+  e->kind = KinetoEventKind::kIgnored;
+  e->name.clear();
+  e->has_ts = e->has_dur = e->has_device = e->has_stream = e->has_correlation = false;
+  e->ts_ns = e->dur_ns = 0;
+  e->pid_num = 0;
+  e->tid_num = 0;
+  e->device = e->stream = e->correlation = 0;
+  for (int i = 0; i < 3; ++i) e->grid[i] = e->block[i] = 0;
+  e->registers = e->shared_memory = 0;
+  e->bytes = 0;
+  e->extra_args.clear();
+  e->metrics.clear();
+  bool have_cat = false, is_complete = true;
+  for (auto field_result : obj) {
+    od::field field;
+    SIMDJSON_TRY(std::move(field_result).get(field));
+    od::raw_json_string key = field.key();
+    if (key == "ph") {
+      std::string_view ph;
+      SIMDJSON_TRY(field.value().get_string().get(ph));
+      is_complete = ph == "X";
+      if (!is_complete) {
+        e->kind = KinetoEventKind::kIgnored;
+        return simdjson::SUCCESS;
+      }
+    } else if (key == "cat") {
+      std::string_view cat;
+      SIMDJSON_TRY(field.value().get_string().get(cat));
+      e->kind = KindOfCategory(cat);
+      have_cat = true;
+      if (e->kind == KinetoEventKind::kIgnored) return simdjson::SUCCESS;
+    } else if (key == "name") {
+      std::string_view name;
+      SIMDJSON_TRY(field.value().get_string().get(name));
+      e->name = Utf8Clean(name);
+    } else if (key == "pid") {
+      uint64_t pid = 0;
+      SIMDJSON_TRY(ReadId(field.value(), &pid));
+      e->pid_num = static_cast<uint32_t>(pid);
+    } else if (key == "tid") {
+      SIMDJSON_TRY(ReadId(field.value(), &e->tid_num));
+    } else if (key == "ts" || key == "dur") {
+      std::string_view tok = field.value().raw_json_token();
+      std::optional<int64_t> ns = MicrosToNs(tok);
+      if (key == "ts") {
+        e->has_ts = ns.has_value();
+        e->ts_ns = ns.value_or(0);
+      } else {
+        e->has_dur = ns.has_value();
+        e->dur_ns = ns.value_or(0);
+      }
+    } else if (key == "args") {
+      if (have_cat && (e->kind == KinetoEventKind::kUserAnnotation ||
+                       e->kind == KinetoEventKind::kGpuUserAnnotation)) {
+        // Annotations need nothing from args, except the GPU ones' device/stream.
+        if (e->kind == KinetoEventKind::kUserAnnotation) continue;
+      }
+      od::object args;
+      if (field.value().get_object().get(args) != simdjson::SUCCESS) continue;
+      SIMDJSON_TRY(DecodeArgs(args, e));
+    }
+  }
+  if (!have_cat) e->kind = KinetoEventKind::kIgnored;
+  return simdjson::SUCCESS;
+}
+
+simdjson::error_code KinetoEventDecoder::DecodeArgs(od::object& args, KinetoEvent* e) {
+  const bool all_metrics = e->kind == KinetoEventKind::kProfilerRange;
+  for (auto field_result : args) {
+    od::field field;
+    SIMDJSON_TRY(std::move(field_result).get(field));
+    std::string_view key;
+    SIMDJSON_TRY(field.unescaped_key().get(key));
+    od::value v = field.value();
+    if (key == "grid" || key == "block") {
+      od::array arr;
+      if (v.get_array().get(arr) != simdjson::SUCCESS) continue;
+      uint32_t* dst = key == "grid" ? e->grid : e->block;
+      int i = 0;
+      for (auto x : arr) {
+        std::string_view tok;
+        SIMDJSON_TRY(x.raw_json_token().get(tok));
+        if (i < 3) dst[i++] = static_cast<uint32_t>(ParseUint(tok).value_or(0));
+      }
+      continue;
+    }
+    od::json_type t;
+    SIMDJSON_TRY(v.type().get(t));
+    if (t == od::json_type::object || t == od::json_type::array) continue;  // skipped
+    std::string_view tok = v.raw_json_token();
+    if (all_metrics) {
+      if (t == od::json_type::number) {
+        if (auto d = ParseDouble(tok)) e->metrics.emplace_back(Utf8Clean(key), *d);
+      }
+      continue;
+    }
+    if (key == "correlation") {
+      if (auto n = ParseUint(tok)) {
+        e->correlation = *n;
+        e->has_correlation = true;
+      }
+    } else if (key == "device") {
+      if (auto n = ParseUint(tok)) {
+        e->device = *n;
+        e->has_device = true;
+      }
+    } else if (key == "stream") {
+      if (auto n = ParseUint(tok)) {
+        e->stream = *n;
+        e->has_stream = true;
+      }
+    } else if (key == "registers per thread") {
+      e->registers = static_cast<uint32_t>(ParseUint(tok).value_or(0));
+    } else if (key == "shared memory") {
+      e->shared_memory = static_cast<uint32_t>(ParseUint(tok).value_or(0));
+    } else if (key == "bytes") {
+      e->bytes = ParseUint(tok).value_or(0);
+    } else if (e->kind == KinetoEventKind::kKernel && !IsIgnoredArg(key)) {
+      // Collective args of NCCL kernels and the like, verbatim.
+      e->extra_args.emplace_back(Utf8Clean(key), Unquote(tok));
+    }
+  }
+  return simdjson::SUCCESS;
+}
+
+}  // namespace qprof::importers

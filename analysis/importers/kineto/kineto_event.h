@@ -1,0 +1,65 @@
+// Decoding one Kineto trace event (a JSON object) into a flat struct, with simdjson
+// On-Demand. Fields are read in document order; `args` is only looked into for the
+// categories that need it (kernels, copies, launches, counter ranges), so the bulk of a
+// trace (cpu_op, python_function) costs little more than finding its "cat".
+#ifndef QPROF_ANALYSIS_IMPORTERS_KINETO_KINETO_EVENT_H_
+#define QPROF_ANALYSIS_IMPORTERS_KINETO_KINETO_EVENT_H_
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "analysis/importers/kineto/kineto_numbers.h"
+#include "simdjson.h"
+
+namespace qprof::importers {
+
+enum class KinetoEventKind {
+  kIgnored,
+  kKernel,
+  kMemcpy,
+  kMemset,
+  kRuntime,            // cuda_runtime / cuda_driver / Runtime: a launch call on a CPU thread
+  kUserAnnotation,     // CPU range (record_function)
+  kGpuUserAnnotation,  // GPU range on a stream
+  kProfilerRange,      // cuda_profiler_range: counters of one kernel
+};
+
+// Category string -> kind, without case ("Kernel" and "kernel" alike); kIgnored otherwise.
+KinetoEventKind KindOfCategory(std::string_view cat);
+
+struct KinetoEvent {
+  KinetoEventKind kind = KinetoEventKind::kIgnored;
+  std::string name;
+  bool has_ts = false, has_dur = false;
+  int64_t ts_ns = 0, dur_ns = 0;
+  uint32_t pid_num = 0;
+  uint64_t tid_num = 0;
+  bool has_device = false, has_stream = false, has_correlation = false;
+  uint64_t device = 0, stream = 0, correlation = 0;
+  uint32_t grid[3] = {0, 0, 0};
+  uint32_t block[3] = {0, 0, 0};
+  uint32_t registers = 0;
+  uint32_t shared_memory = 0;
+  uint64_t bytes = 0;
+  std::vector<std::pair<std::string, std::string>> extra_args;  // kernels: unknown scalar args
+  std::vector<std::pair<std::string, double>> metrics;          // profiler ranges
+};
+
+class KinetoEventDecoder {
+ public:
+  // Fills *out from one event object. Errors are simdjson's (type or syntax errors).
+  simdjson::error_code Decode(simdjson::ondemand::object& obj, KinetoEvent* out);
+
+ private:
+  simdjson::error_code DecodeArgs(simdjson::ondemand::object& args, KinetoEvent* out);
+  simdjson::error_code ReadId(simdjson::ondemand::value v, uint64_t* out);
+  // Strings used as pids/tids ("Spans", "stream 7") map to numbers; stable within a file.
+  std::unordered_map<std::string, uint64_t> string_ids_;
+};
+
+}  // namespace qprof::importers
+
+#endif  // QPROF_ANALYSIS_IMPORTERS_KINETO_KINETO_EVENT_H_
