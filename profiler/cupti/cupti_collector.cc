@@ -15,6 +15,7 @@
 #include <dlfcn.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <chrono>
 #include <mutex>
 
@@ -56,6 +57,18 @@ CUcontext CurrentContext() {
   CUcontext ctx = nullptr;
   if (fn == nullptr || fn(&ctx) != CUDA_SUCCESS) ctx = nullptr;
   return ctx;
+}
+
+// CUPTI sees NVTX ranges only when NVTX's injection hook points at libcupti
+// (NVTX_INJECTION64_PATH, read by NVTX at its first call). Point it at the libcupti we
+// are linked with unless the user chose something else.
+void PointNvtxAtCupti() {
+  if (std::getenv("NVTX_INJECTION64_PATH") != nullptr) return;
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(&cuptiActivityEnable), &info) != 0 &&
+      info.dli_fname != nullptr) {
+    setenv("NVTX_INJECTION64_PATH", info.dli_fname, 0);
+  }
 }
 
 // Runtime/driver calls that are frequent and never launch work: not traced, to keep the
@@ -278,6 +291,7 @@ absl::Status CuptiCollector::Start() {
 }
 
 absl::Status CuptiCollector::StartTrace() {
+  PointNvtxAtCupti();
   if (options_.duration_s > 0) {
     uint64_t now = 0;
     if (cuptiGetTimestamp(&now) == CUPTI_SUCCESS) {

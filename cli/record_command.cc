@@ -1,0 +1,249 @@
+// `qprof record [--metrics] [--out DIR] [--duration S] -- CMD ARGS...`
+//
+// Profiles an unmodified CUDA program: runs it with CUDA_INJECTION64_PATH pointing at
+// libqprof_inject.so (and NVTX_INJECTION64_PATH at libcupti, for NVTX ranges), so every
+// CUDA process it starts writes <out>/qprof-<pid>.qtrace. With --metrics the command
+// runs a second time with hardware counters (kernel replay: slow, timing distorted) and
+// the per-kernel metrics are joined onto the kernels of the first run. Then the traces
+// are listed and summarised like `qprof analyze` does.
+#include <dlfcn.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <set>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "absl/strings/str_cat.h"
+#include "analysis/analyze.h"
+#include "base/absl_fmt.h"
+#include "base/file_util.h"
+#include "base/status_macros.h"
+#include "cli/command.h"
+#include "cli/record_support.h"
+#include "fmt/core.h"
+#include "proto/trace_io.h"
+#include "reports/terminal/terminal_report.h"
+#ifdef QPROF_WITH_CUDA
+#include "profiler/cupti/metrics_join.h"
+#endif
+
+namespace qprof::cli {
+namespace {
+
+struct RecordOptions {
+  bool metrics = false;
+  std::string out_dir = "qprof-traces";
+  double duration_s = 0;
+  std::vector<std::string> command;
+};
+
+std::string ExeDir() {
+  std::error_code ec;
+  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string(".") : exe.parent_path().string();
+}
+
+std::string RunCapture(const std::string& command) {
+  std::string out;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return out;
+  std::array<char, 4096> buf;
+  while (fgets(buf.data(), buf.size(), pipe) != nullptr) out += buf.data();
+  pclose(pipe);
+  return out;
+}
+
+// Runs the command with `env` added; returns its exit status (128+signal if killed).
+absl::StatusOr<int> RunChild(const std::vector<std::string>& command,
+                             const std::map<std::string, std::string>& env) {
+  pid_t pid = fork();
+  if (pid < 0) return absl::InternalError("fork failed");
+  if (pid == 0) {
+    for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
+    std::vector<char*> argv;
+    for (const std::string& a : command) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execvp(argv[0], argv.data());
+    std::fprintf(stderr, "qprof: error: cannot run %s: %s\n", argv[0], std::strerror(errno));
+    _exit(127);
+  }
+  // Ctrl-C goes to the child (same process group); we wait for it and still summarise.
+  struct sigaction ignore = {}, old_int = {}, old_quit = {};
+  ignore.sa_handler = SIG_IGN;
+  sigaction(SIGINT, &ignore, &old_int);
+  sigaction(SIGQUIT, &ignore, &old_quit);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGQUIT, &old_quit, nullptr);
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 1;
+}
+
+std::set<std::string> NewFiles(const std::set<std::string>& before,
+                               const std::set<std::string>& after) {
+  std::set<std::string> out;
+  for (const std::string& f : after) {
+    if (!before.count(f)) out.insert(f);
+  }
+  return out;
+}
+
+absl::Status JoinMetricsPass(const std::set<std::string>& traces,
+                             const std::set<std::string>& metric_files) {
+#ifdef QPROF_WITH_CUDA
+  // Match processes of the two runs by their order of start; with a different number of
+  // processes, every trace gets the metrics of all processes (joined by kernel name).
+  std::vector<proto::Trace> metrics;
+  for (const std::string& f : metric_files) {
+    ASSIGN_OR_RETURN(proto::Trace t, ReadTrace(f));
+    metrics.push_back(std::move(t));
+  }
+  auto by_start = [](const proto::Trace& a, const proto::Trace& b) {
+    return a.header().run().start_unix_ns() < b.header().run().start_unix_ns();
+  };
+  std::sort(metrics.begin(), metrics.end(), by_start);
+  std::vector<std::pair<std::string, proto::Trace>> runs;
+  for (const std::string& f : traces) {
+    ASSIGN_OR_RETURN(proto::Trace t, ReadTrace(f));
+    runs.emplace_back(f, std::move(t));
+  }
+  std::sort(runs.begin(), runs.end(),
+            [&](const auto& a, const auto& b) { return by_start(a.second, b.second); });
+  proto::Trace merged;
+  for (const proto::Trace& m : metrics) {
+    merged.mutable_header()->mutable_collector()->MergeFrom(m.header().collector());
+    for (const proto::Activity& a : m.activities()) *merged.add_activities() = a;
+  }
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const proto::Trace& source = metrics.size() == runs.size() ? metrics[i] : merged;
+    profiler::cupti::JoinKernelMetrics(source, &runs[i].second);
+    RETURN_IF_ERROR(WriteTrace(runs[i].second, runs[i].first));
+  }
+  return absl::OkStatus();
+#else
+  return absl::UnimplementedError("metrics join needs a CUDA build");
+#endif
+}
+
+void PrintSummary(const std::vector<proto::Trace>& traces) {
+  absl::StatusOr<proto::Profile> profile = Analyze(traces, AnalyzeOptions{});
+  if (profile.ok()) {
+    reports::TerminalOptions options;
+    options.color = reports::ShouldUseColor(stdout);
+    reports::PrintProfileSummary(*profile, stdout, options);
+    return;
+  }
+  // Minimal summary when analysis cannot run (e.g. no kernels).
+  fmt::print(stderr, "qprof: no analysis: {}\n", profile.status().message());
+}
+
+absl::Status RunRecord(const RecordOptions& o) {
+#ifndef QPROF_WITH_CUDA
+  return absl::FailedPreconditionError(
+      "this qprof was built without CUDA (QPROF_CUDA=OFF): `record` needs libqprof_inject.so "
+      "and CUPTI; rebuild with -DQPROF_CUDA=ON");
+#endif
+  if (o.command.empty()) {
+    return absl::InvalidArgumentError("nothing to run: use qprof record [options] -- CMD ARGS...");
+  }
+  if (o.duration_s < 0) return absl::InvalidArgumentError("--duration must be positive");
+#ifdef QPROF_INJECT_BUILD_PATH
+  const std::string build_path = QPROF_INJECT_BUILD_PATH;
+#else
+  const std::string build_path;
+#endif
+  ASSIGN_OR_RETURN(std::string inject, FindInjectLibrary(ExeDir(), build_path));
+  LddResult ldd = ParseLdd(RunCapture("ldd '" + inject + "' 2>&1"));
+  RETURN_IF_ERROR(CheckDependencies(inject, ldd));
+  if (dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL) == nullptr) {
+    return absl::UnavailableError(
+        "no NVIDIA driver on this machine (libcuda.so.1 cannot be loaded): nothing to record; "
+        "run qprof record where the GPU is, or import an existing trace with qprof analyze");
+  }
+  RETURN_IF_ERROR(MakeDirs(o.out_dir));
+  const std::string cupti =
+      ldd.found.count("libcupti.so.13") ? ldd.found.at("libcupti.so.13") : "";
+
+  const std::set<std::string> before = ListTraceFiles(o.out_dir, false);
+  const std::set<std::string> before_metrics = ListTraceFiles(o.out_dir, true);
+  fmt::print(stderr, "qprof: recording {} (traces in {})\n", o.command[0], o.out_dir);
+  ASSIGN_OR_RETURN(int code, RunChild(o.command, RecordEnvironment(inject, cupti, o.out_dir,
+                                                                   false, o.duration_s)));
+  const std::set<std::string> traces = NewFiles(before, ListTraceFiles(o.out_dir, false));
+  if (traces.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the command wrote no trace (exit status ", code, "): it never initialised CUDA, or "
+        "the CUDA driver did not load ", inject, " (see the qprof[inject] lines above)"));
+  }
+  if (o.metrics) {
+    fmt::print(stderr, "qprof: metrics pass: running the command again with hardware counters "
+                       "(kernel replay, slower)\n");
+    ASSIGN_OR_RETURN(int mcode, RunChild(o.command, RecordEnvironment(inject, cupti, o.out_dir,
+                                                                      true, o.duration_s)));
+    if (mcode != 0) fmt::print(stderr, "qprof: metrics pass exited with status {}\n", mcode);
+    const std::set<std::string> metric_files =
+        NewFiles(before_metrics, ListTraceFiles(o.out_dir, true));
+    if (metric_files.empty()) {
+      fmt::print(stderr, "qprof: the metrics pass wrote no metrics; traces have times only\n");
+    } else {
+      RETURN_IF_ERROR(JoinMetricsPass(traces, metric_files));
+    }
+  }
+  std::vector<proto::Trace> loaded;
+  for (const std::string& f : traces) {
+    ASSIGN_OR_RETURN(proto::Trace t, ReadTrace(f));
+    const proto::CollectorStats& s = t.header().collector();
+    int kernels = 0;
+    for (const proto::Activity& a : t.activities()) kernels += a.kind() == proto::ACTIVITY_KIND_KERNEL;
+    fmt::print("trace {}: {} kernels, {} records dropped, {} invalid\n", f, kernels,
+               s.records_dropped(), s.records_invalid());
+    if (s.metrics_requested() && !s.metrics_available()) {
+      fmt::print("  metrics unavailable: {}\n", s.metrics_unavailable_reason());
+    }
+    loaded.push_back(std::move(t));
+  }
+  PrintSummary(loaded);
+  if (code != 0) {
+    return absl::AbortedError(absl::StrCat(o.command[0], " exited with status ", code,
+                                           " (its traces were still written)"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void RegisterRecordCommand(CLI::App& app, CommandRunner& runner) {
+  auto o = std::make_shared<RecordOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "record", "Profile any CUDA program: run it with the CUPTI injection library, write "
+                "one trace per CUDA process and print a summary");
+  sub->add_flag("--metrics", o->metrics,
+                "Run the command a second time with hardware counters (tensor/FMA pipe, "
+                "DRAM and SM throughput per kernel; kernel replay, slow) and join them onto "
+                "the first run's kernels");
+  sub->add_option("--out", o->out_dir, "Folder for the traces (qprof-<pid>.qtrace)")
+      ->capture_default_str();
+  sub->add_option("--duration", o->duration_s,
+                  "Keep only GPU activity of the first S seconds after CUDA starts (the "
+                  "command still runs to completion)");
+  sub->add_option("command", o->command, "The command to profile, after --")
+      ->required()
+      ->expected(-1);
+  sub->callback([&runner, o] { runner.action = [o] { return RunRecord(*o); }; });
+}
+
+}  // namespace qprof::cli

@@ -1,0 +1,105 @@
+#include "cli/record_support.h"
+
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace qprof::cli {
+namespace {
+
+bool IsFile(const std::string& path) {
+  struct stat st;
+  return !path.empty() && stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::string Trim(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t");
+  size_t e = s.find_last_not_of(" \t\r");
+  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> FindInjectLibrary(const std::string& exe_dir,
+                                              const std::string& build_tree_path) {
+  if (const char* env = std::getenv("QPROF_INJECT_LIB"); env != nullptr && env[0] != '\0') {
+    if (IsFile(env)) return std::string(env);
+    return absl::NotFoundError(absl::StrCat("QPROF_INJECT_LIB=", env, " does not exist"));
+  }
+  std::vector<std::string> tried = {exe_dir + "/" + kInjectLibraryName,
+                                    exe_dir + "/../lib/" + kInjectLibraryName};
+  if (!build_tree_path.empty()) tried.push_back(build_tree_path);
+  for (const std::string& p : tried) {
+    if (IsFile(p)) return p;
+  }
+  return absl::NotFoundError(absl::StrCat(
+      kInjectLibraryName, " not found (looked at ", absl::StrJoin(tried, ", "),
+      "); build the qprof_inject target (needs CUDA) or set QPROF_INJECT_LIB"));
+}
+
+LddResult ParseLdd(const std::string& ldd_output) {
+  LddResult r;
+  std::istringstream in(ldd_output);
+  std::string line;
+  while (std::getline(in, line)) {
+    line = Trim(line);
+    const size_t arrow = line.find(" => ");
+    if (arrow == std::string::npos) continue;
+    const std::string soname = Trim(line.substr(0, arrow));
+    std::string rest = Trim(line.substr(arrow + 4));
+    if (rest.rfind("not found", 0) == 0) {
+      r.missing.push_back(soname);
+      continue;
+    }
+    const size_t paren = rest.find(" (");
+    if (paren != std::string::npos) rest = rest.substr(0, paren);
+    r.found[soname] = Trim(rest);
+  }
+  return r;
+}
+
+absl::Status CheckDependencies(const std::string& library, const LddResult& ldd) {
+  if (ldd.missing.empty()) return absl::OkStatus();
+  bool cupti = false;
+  for (const std::string& m : ldd.missing) cupti = cupti || m.rfind("libcupti", 0) == 0;
+  std::string hint = cupti
+      ? "CUPTI comes with the CUDA toolkit: add its folder (e.g. /usr/local/cuda/lib64 or "
+        "/usr/local/cuda/extras/CUPTI/lib64) to LD_LIBRARY_PATH"
+      : "add their folders to LD_LIBRARY_PATH";
+  return absl::FailedPreconditionError(absl::StrCat(
+      library, " cannot be loaded: ", absl::StrJoin(ldd.missing, ", "), " not found; ", hint));
+}
+
+std::map<std::string, std::string> RecordEnvironment(const std::string& inject_library,
+                                                     const std::string& cupti_library,
+                                                     const std::string& out_dir,
+                                                     bool metrics_pass, double duration_s) {
+  std::map<std::string, std::string> env;
+  env["CUDA_INJECTION64_PATH"] = inject_library;
+  // NVTX ranges reach CUPTI only through NVTX's own injection hook pointing at libcupti.
+  if (!cupti_library.empty()) env["NVTX_INJECTION64_PATH"] = cupti_library;
+  env["QPROF_OUT_DIR"] = out_dir;
+  env["QPROF_MODE"] = metrics_pass ? "metrics" : "trace";
+  if (duration_s > 0) env["QPROF_DURATION_S"] = absl::StrCat(duration_s);
+  return env;
+}
+
+std::set<std::string> ListTraceFiles(const std::string& dir, bool metrics) {
+  std::set<std::string> out;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("qprof-", 0) != 0) continue;
+    const bool is_metrics = name.size() > 15 && name.substr(name.size() - 15) == ".metrics.qtrace";
+    const bool is_trace = name.size() > 7 && name.substr(name.size() - 7) == ".qtrace";
+    if (metrics ? is_metrics : (is_trace && !is_metrics)) out.insert(entry.path().string());
+  }
+  return out;
+}
+
+}  // namespace qprof::cli

@@ -1,0 +1,98 @@
+// `qprof record` pieces, and the command itself in a bad environment (no GPU here).
+#include "cli/record_support.h"
+
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "gtest/gtest.h"
+
+namespace qprof::cli {
+namespace {
+
+constexpr char kLddOk[] =
+    "\tlinux-vdso.so.1 (0x00007ffd)\n"
+    "\tlibcupti.so.13 => /usr/local/cuda/lib64/libcupti.so.13 (0x00007f1)\n"
+    "\tlibprotobuf.so.32 => /lib/x86_64-linux-gnu/libprotobuf.so.32 (0x00007f2)\n"
+    "\t/lib64/ld-linux-x86-64.so.2 (0x00007f3)\n";
+constexpr char kLddNoCupti[] =
+    "\tlibcupti.so.13 => not found\n"
+    "\tlibstdc++.so.6 => /lib/x86_64-linux-gnu/libstdc++.so.6 (0x00007f2)\n";
+
+TEST(RecordSupportTest, ParsesLddOutput) {
+  LddResult r = ParseLdd(kLddOk);
+  EXPECT_TRUE(r.missing.empty());
+  EXPECT_EQ(r.found.at("libcupti.so.13"), "/usr/local/cuda/lib64/libcupti.so.13");
+  EXPECT_TRUE(CheckDependencies("libqprof_inject.so", r).ok());
+}
+
+TEST(RecordSupportTest, MissingCuptiIsOneClearMessage) {
+  absl::Status s = CheckDependencies("/x/libqprof_inject.so", ParseLdd(kLddNoCupti));
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(s.message().find("libcupti.so.13 not found"), absl::string_view::npos) << s;
+  EXPECT_NE(s.message().find("LD_LIBRARY_PATH"), absl::string_view::npos) << s;
+  EXPECT_EQ(s.message().find('\n'), absl::string_view::npos);
+}
+
+TEST(RecordSupportTest, EnvironmentForBothPasses) {
+  auto env = RecordEnvironment("/b/libqprof_inject.so", "/c/libcupti.so.13", "out", true, 2.5);
+  EXPECT_EQ(env.at("CUDA_INJECTION64_PATH"), "/b/libqprof_inject.so");
+  EXPECT_EQ(env.at("NVTX_INJECTION64_PATH"), "/c/libcupti.so.13");
+  EXPECT_EQ(env.at("QPROF_MODE"), "metrics");
+  EXPECT_EQ(env.at("QPROF_DURATION_S"), "2.5");
+  auto trace = RecordEnvironment("/b/l.so", "", "out", false, 0);
+  EXPECT_EQ(trace.at("QPROF_MODE"), "trace");
+  EXPECT_EQ(trace.count("NVTX_INJECTION64_PATH"), 0u);
+  EXPECT_EQ(trace.count("QPROF_DURATION_S"), 0u);
+}
+
+TEST(RecordSupportTest, FindsTheLibraryAndNamesWhereItLooked) {
+  unsetenv("QPROF_INJECT_LIB");
+  const std::string dir = ::testing::TempDir() + "/record_find";
+  std::filesystem::create_directories(dir);
+  auto missing = FindInjectLibrary(dir, "");
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_NE(missing.status().message().find(dir), absl::string_view::npos);
+  std::ofstream(dir + "/libqprof_inject.so") << "x";
+  auto found = FindInjectLibrary(dir, "");
+  ASSERT_TRUE(found.ok());
+  EXPECT_EQ(*found, dir + "/libqprof_inject.so");
+}
+
+TEST(RecordSupportTest, ListsTraceAndMetricsFilesApart) {
+  const std::string dir = ::testing::TempDir() + "/record_list";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  for (const char* f : {"qprof-12.qtrace", "qprof-12.metrics.qtrace", "qprof-7.qtrace",
+                        "other.qtrace", "qprof-9.qtrace.partial"}) {
+    std::ofstream(dir + "/" + f) << "x";
+  }
+  EXPECT_EQ(ListTraceFiles(dir, false),
+            (std::set<std::string>{dir + "/qprof-12.qtrace", dir + "/qprof-7.qtrace"}));
+  EXPECT_EQ(ListTraceFiles(dir, true), (std::set<std::string>{dir + "/qprof-12.metrics.qtrace"}));
+}
+
+// The real command on this machine: without a driver it must refuse with one line.
+TEST(RecordCommandTest, NoGpuGivesOneClearMessage) {
+  if (std::system("test -e /dev/nvidiactl") == 0) GTEST_SKIP() << "a GPU is present";
+  const std::string qprof = std::string(QPROF_BINARY_DIR) + "/cli/qprof";
+  if (!std::filesystem::exists(qprof)) GTEST_SKIP() << "qprof not built at " << qprof;
+  std::string out;
+  FILE* p = popen((qprof + " record -- /bin/true 2>&1").c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::array<char, 1024> buf;
+  while (fgets(buf.data(), buf.size(), p) != nullptr) out += buf.data();
+  int status = pclose(p);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 1) << out;
+  EXPECT_EQ(out.rfind("qprof: error: no NVIDIA driver", 0), 0u) << out;
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
+}
+
+}  // namespace
+}  // namespace qprof::cli
