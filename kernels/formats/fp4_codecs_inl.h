@@ -66,17 +66,22 @@ QPROF_HD uint8_t FloatToE2M1(float v) {
   using namespace internal;
   const uint32_t b = FloatBits(v);
   const uint32_t sign = (b >> 28) & 8u;
-  const uint32_t a = b & kF32AbsMask;
+  // |v| as a non-negative int32: signed compares map to single SIMD instructions (SSE2 has
+  // no unsigned 32-bit compare), which lets callers' loops vectorise well.
+  const int32_t a = static_cast<int32_t>(b & kF32AbsMask);
   // Normal range [1, 6): keep 1 mantissa bit with RNE; (biased_exp << 1 | m) minus
   // (126 << 1) is the E2M1 code (1.0 = 0b010). A carry out of 5.x lands on code 7 (6.0).
-  const uint32_t r = a + 0x1FFFFFu + ((a >> 22) & 1u);
-  const uint32_t normal = (r >> 22) - 252u;
+  const int32_t r = a + 0x1FFFFF + ((a >> 22) & 1);
+  const int32_t normal = (r >> 22) - 252;
   // [0, 1): multiples of 0.5 are codes 0, 1, 2 (2 = 1.0, the first normal).
-  const float f = BitsToFloat(a < kF32One ? a : 0u) + BitsToFloat(kF32TwoPow22);
-  const uint32_t sub = FloatBits(f) - kF32TwoPow22;
+  const int32_t small = a < static_cast<int32_t>(kF32One) ? a : 0;
+  const float f = BitsToFloat(static_cast<uint32_t>(small)) + BitsToFloat(kF32TwoPow22);
+  const int32_t sub = static_cast<int32_t>(FloatBits(f) - kF32TwoPow22);
   // >= 6, Inf and NaN saturate to 6 (code 7): E2M1 has no Inf/NaN.
-  const uint32_t mag = a >= kF32Six ? 7u : (a >= kF32One ? normal : sub);
-  return static_cast<uint8_t>(sign | mag);
+  const int32_t mag = a >= static_cast<int32_t>(kF32Six)
+                          ? 7
+                          : (a >= static_cast<int32_t>(kF32One) ? normal : sub);
+  return static_cast<uint8_t>(sign | static_cast<uint32_t>(mag));
 }
 
 QPROF_HD float Ue8m0ToFloat(uint8_t code) {
