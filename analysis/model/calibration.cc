@@ -144,6 +144,10 @@ absl::StatusOr<CalibrationReport> Calibrate(const proto::Trace& measured,
   report.modelled_step_ns = modelled.step_ns;
   report.by_role = Rows(roles, report.steps);
   report.by_path = Rows(paths, report.steps);
+  for (CalibrationRow& r : report.by_path) {
+    auto it = dominant.find(r.key);
+    if (it != dominant.end()) r.bound = it->second.second->time.bound;
+  }
   for (const CalibrationRow& r : report.by_role) {
     if (r.only_measured || r.only_modelled) {
       report.warnings.push_back(fmt::format("role {} is only in the {}", r.key,
@@ -189,14 +193,14 @@ std::string CalibrationTable(const CalibrationReport& r) {
     out += fmt::format("measured wall time per step: {:.3f} ms\n", r.measured_wall_step_ns / 1e6);
   }
   auto table = [&out](const char* title, const std::vector<CalibrationRow>& rows) {
-    out += fmt::format("\n{:<40} {:>12} {:>12} {:>9}\n", title, "measured us", "modelled us",
-                       "error");
+    out += fmt::format("\n{:<40} {:>12} {:>12} {:>9}  {}\n", title, "measured us",
+                       "modelled us", "error", "model bound");
     for (const CalibrationRow& row : rows) {
       std::string err = row.only_measured   ? "not modelled"
                         : row.only_modelled ? "not measured"
                                             : fmt::format("{:+.1f}%", 100 * row.error);
-      out += fmt::format("{:<40} {:>12.2f} {:>12.2f} {:>9}\n", row.key, row.measured_ns / 1e3,
-                         row.modelled_ns / 1e3, err);
+      out += fmt::format("{:<40} {:>12.2f} {:>12.2f} {:>9}  {}\n", row.key,
+                         row.measured_ns / 1e3, row.modelled_ns / 1e3, err, row.bound);
     }
   };
   table("role", r.by_role);

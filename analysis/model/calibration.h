@@ -37,6 +37,7 @@ struct CalibrationRow {
   uint64_t measured_launches = 0;  // per trace
   bool only_measured = false;    // key absent from the model
   bool only_modelled = false;    // key absent from the measurement
+  std::string bound;             // kernel paths: the model's limiting term ("memory", ...)
 };
 
 struct FittedEfficiency {

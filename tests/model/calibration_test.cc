@@ -81,6 +81,8 @@ TEST_F(CalibrationTest, SlowMoeShowsAsErrorAndFit) {
   EXPECT_NEAR(roles["comm"].error, 0, 1e-3);
   EXPECT_NEAR(rep->worst_role_error, 0.25, 1e-3);
   EXPECT_EQ(rep->by_role.front().key, "moe.experts");  // sorted by time
+  EXPECT_EQ(rep->by_path.front().bound, "memory");
+  EXPECT_TRUE(rep->by_role.front().bound.empty());
   // Both attention and MoE are memory-bound here: the fit pools them.
   const KernelEstimate& moe = model_.kernels[1];
   const KernelEstimate& attn = model_.kernels[0];
