@@ -11,11 +11,11 @@ namespace qprof::cli {
 namespace {
 
 void PrintDevices(bool sources) {
-  fmt::print("{:<24} {:<7} {:>4} {:>5} {:>9} {:>9} {:>6} {:>6} {:>6} {:>6}  {}\n", "device (key)",
+  fmt::print("{:<38} {:<7} {:>4} {:>5} {:>9} {:>9} {:>6} {:>6} {:>6} {:>6}  {}\n", "device (key)",
              "arch", "SMs", "GB", "BW GB/s", "copy GB/s", "FP32", "BF16", "FP8", "FP4",
              "interconnect (GB/s per direction)");
   for (const auto& d : devices::AllDevices()) {
-    fmt::print("{:<24} {:<7} {:>4} {:>5} {:>9} {:>9} {:>6} {:>6} {:>6} {:>6}  {} {}\n",
+    fmt::print("{:<38} {:<7} {:>4} {:>5} {:>9} {:>9} {:>6} {:>6} {:>6} {:>6}  {} {}\n",
                fmt::format("{} ({})", d.name, d.key), d.arch, d.sm_count.value, d.memory_gb.value,
                d.memory_bandwidth_gbps.value,
                d.measured_copy_gbps.value > 0 ? fmt::format("{}", d.measured_copy_gbps.value) : "-",
