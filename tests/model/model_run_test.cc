@@ -47,6 +47,46 @@ TEST(ModelRun, FasterMemoryMeansMoreTokens) {
   EXPECT_GT(b200->runs[0].summary.tokens_per_s, pro->runs[0].summary.tokens_per_s);
 }
 
+// The monotonicity on the real v4-flash plan: more batch never gives fewer tokens/s
+// while every MoE kernel stays memory-bound; more bandwidth is never slower.
+TEST(ModelRun, V4FlashBatchAndBandwidthMonotone) {
+  for (const char* backend : {"slot_gemv", "w4a16_mma", "fp4_mma"}) {
+    double prev = 0;
+    int checked = 0;
+    for (int batch : {1, 2, 3, 8, 16, 24, 48, 96, 200}) {
+      ModelRunRequest r = Request("rtx-pro-6000");
+      r.base.batch = batch;
+      r.variants = {{std::string(backend) == "slot_gemv" ? "mxfp4" : "nvfp4", backend}};
+      auto out = RunModelled(r);
+      ASSERT_TRUE(out.ok()) << out.status();
+      bool compute_bound = false;
+      for (const proto::Activity& a : out->runs[0].trace.activities()) {
+        const std::string& b = a.args().at("model.bound");
+        compute_bound |= a.attribution().role() == "moe.experts" && b != "memory";
+      }
+      if (compute_bound) break;
+      EXPECT_GE(out->runs[0].summary.tokens_per_s, prev) << backend << " batch " << batch;
+      prev = out->runs[0].summary.tokens_per_s;
+      ++checked;
+    }
+    EXPECT_GE(checked, 5) << backend;
+  }
+  double prev_step = 1e300;
+  for (const char* target : {"l40s", "a100", "h100", "h200", "b200"}) {  // rising bandwidth
+    ModelRunRequest r = Request(target);
+    r.variants = {{"nvfp4", "w4a16_mma"}};
+    auto out = RunModelled(r);
+    ASSERT_TRUE(out.ok()) << out.status();
+    // Different devices differ in more than bandwidth; only the memory-bound MoE is compared.
+    double moe_ns = 0;
+    for (const proto::Activity& a : out->runs[0].trace.activities()) {
+      if (a.attribution().role() == "moe.experts") moe_ns += a.end_ns() - a.start_ns();
+    }
+    EXPECT_LE(moe_ns, prev_step) << target;
+    prev_step = moe_ns;
+  }
+}
+
 TEST(ModelRun, ErrorsAreOneClearLine) {
   auto unknown = RunModelled(Request("tpu-v9"));
   ASSERT_FALSE(unknown.ok());
