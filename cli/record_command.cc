@@ -64,6 +64,18 @@ std::string RunCapture(const std::string& command) {
   return out;
 }
 
+// True when `command` (a path or a name found on PATH) is the running qprof binary.
+bool IsThisBinary(const std::string& command) {
+  std::string path = command;
+  if (command.find('/') == std::string::npos) {
+    path = RunCapture("command -v '" + command + "' 2>/dev/null");
+    while (!path.empty() && (path.back() == '\n' || path.back() == ' ')) path.pop_back();
+  }
+  std::error_code ec;
+  return !path.empty() &&
+         std::filesystem::equivalent(path, "/proc/self/exe", ec) && !ec;
+}
+
 // Runs the command with `env` added; returns its exit status (128+signal if killed).
 absl::StatusOr<int> RunChild(const std::vector<std::string>& command,
                              const std::map<std::string, std::string>& env) {
@@ -166,6 +178,14 @@ absl::Status RunRecord(const RecordOptions& o) {
 #else
   const std::string build_path;
 #endif
+  // qprof's own trace schema is registered in the protobuf runtime of a qprof process;
+  // the injection library registers it too, which protobuf rejects. qprof run profiles
+  // itself in-process instead.
+  if (IsThisBinary(o.command[0])) {
+    return absl::InvalidArgumentError(
+        "qprof cannot be recorded by itself: use qprof run --backend cuda, which runs the "
+        "CUPTI collector in-process");
+  }
   ASSIGN_OR_RETURN(std::string inject, FindInjectLibrary(ExeDir(), build_path));
   LddResult ldd = ParseLdd(RunCapture("ldd '" + inject + "' 2>&1"));
   RETURN_IF_ERROR(CheckDependencies(inject, ldd));
