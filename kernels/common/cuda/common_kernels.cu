@@ -19,7 +19,7 @@ extern "C" __global__ void __launch_bounds__(256)
 }
 
 extern "C" __global__ void __launch_bounds__(256)
-    qprof_rmsnorm(const float* x, int x_stride, const uint16_t* __restrict__ w, int cols, float eps,
+    qprof_norm_rmsnorm(const float* x, int x_stride, const uint16_t* __restrict__ w, int cols, float eps,
                   float* out, int out_stride) {
   __shared__ float red[32];
   const float* xr = x + static_cast<int64_t>(blockIdx.x) * x_stride;
@@ -60,57 +60,98 @@ extern "C" __global__ void __launch_bounds__(128)
   }
 }
 
-// y[m, n] (+)= sum_k W[n, k] x[m, k]. Warp per n; lane streams 16 B (8 BF16) of the row per
-// step; up to kMt rows of x per pass (x read through L1, the same for all warps).
-inline constexpr int kGemmMt = 8;
-extern "C" __global__ void __launch_bounds__(256)
-    qprof_dense_gemm_bf16(const float* __restrict__ x, const uint16_t* __restrict__ w, float* y,
-                          int m, int n, int k, int accumulate) {
+// y[m, n] (+)= sum_k W[n, k] x[m, k] on tensor cores: mma.sync m16n8k16 BF16, FP32
+// accumulation. Weights are the MMA's A (16 output features per warp), the tokens its n = 8
+// columns (kGemmNt tiles per pass), as in the W4A16 MoE kernel. In each 32-wide K chunk lane
+// (g, t) loads 16 contiguous bytes (k = 8t .. 8t+7) of rows g and g+8; K16 step s uses
+// physical k 8t+4s .. +3 as logical (2t, 2t+1 | 2t+8, 2t+9), and B is loaded with the same
+// k mapping straight from the FP32 activations (rounded to BF16 in registers). Memory-bound
+// at decode sizes: weights stream once per pass of 16 tokens.
+inline constexpr int kGemmWarps = 4;
+inline constexpr int kGemmNt = 2;
+__device__ __forceinline__ void DenseGemmMmaBody(const float* __restrict__ x,
+                                                 const uint16_t* __restrict__ w, float* y, int m,
+                                                 int n, int k, int accumulate) {
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const int row = blockIdx.x * 8 + warp;
-  if (row >= n) return;
-  const uint16_t* wr = w + static_cast<int64_t>(row) * k;
-  for (int m0 = 0; m0 < m; m0 += kGemmMt) {
-    float acc[kGemmMt];
+  const int g = lane >> 2, t = lane & 3;
+  const int r0 = (blockIdx.x * kGemmWarps + warp) * 16;
+  if (r0 >= n) return;
+  const int ra = min(r0 + g, n - 1), rb = min(r0 + 8 + g, n - 1);
+  const uint16_t* wa = w + static_cast<int64_t>(ra) * k + 8 * t;
+  const uint16_t* wb = w + static_cast<int64_t>(rb) * k + 8 * t;
+  for (int m0 = 0; m0 < m; m0 += 8 * kGemmNt) {
+    float acc[kGemmNt][4];
+    const float* xr[kGemmNt];
 #pragma unroll
-    for (int i = 0; i < kGemmMt; ++i) acc[i] = 0.f;
-    for (int c = lane * 8; c < k; c += 32 * 8) {
-      const uint4 wv = LdgNc128(wr + c);
-      const uint32_t ws[4] = {wv.x, wv.y, wv.z, wv.w};
-      float wf[8];
+    for (int j = 0; j < kGemmNt; ++j) {
+      acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.f;
+      xr[j] = x + static_cast<int64_t>(min(m0 + 8 * j + g, m - 1)) * k + 8 * t;
+    }
+#pragma unroll 2
+    for (int k0 = 0; k0 < k; k0 += 32) {
+      const uint4 va = LdgNc128(wa + k0);
+      const uint4 vb = LdgNc128(wb + k0);
+      float4 xv[kGemmNt][2];
 #pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        wf[2 * j] = __uint_as_float(ws[j] << 16);
-        wf[2 * j + 1] = __uint_as_float(ws[j] & 0xFFFF0000u);
+      for (int j = 0; j < kGemmNt; ++j) {
+        xv[j][0] = *reinterpret_cast<const float4*>(xr[j] + k0);
+        xv[j][1] = *reinterpret_cast<const float4*>(xr[j] + k0 + 4);
       }
 #pragma unroll
-      for (int i = 0; i < kGemmMt; ++i) {
-        if (m0 + i >= m) break;
-        const float* xr = x + static_cast<int64_t>(m0 + i) * k + c;
-        const float4 a = *reinterpret_cast<const float4*>(xr);
-        const float4 b = *reinterpret_cast<const float4*>(xr + 4);
-        float s = acc[i];
-        s = fmaf(wf[0], a.x, s); s = fmaf(wf[1], a.y, s); s = fmaf(wf[2], a.z, s);
-        s = fmaf(wf[3], a.w, s); s = fmaf(wf[4], b.x, s); s = fmaf(wf[5], b.y, s);
-        s = fmaf(wf[6], b.z, s); s = fmaf(wf[7], b.w, s);
-        acc[i] = s;
+      for (int s = 0; s < 2; ++s) {
+        const uint32_t af[4] = {s ? va.z : va.x, s ? vb.z : vb.x, s ? va.w : va.y,
+                                s ? vb.w : vb.y};
+#pragma unroll
+        for (int j = 0; j < kGemmNt; ++j) {
+          const float4 v = xv[j][s];
+          MmaBf16m16n8k16(acc[j], af, PackBf16x2(v.x, v.y), PackBf16x2(v.z, v.w));
+        }
       }
     }
 #pragma unroll
-    for (int i = 0; i < kGemmMt; ++i) {
-      const float v = WarpSum(acc[i]);
-      if (lane == 0 && m0 + i < m) {
-        float* o = y + static_cast<int64_t>(m0 + i) * n + row;
-        *o = accumulate ? *o + v : v;
+    for (int j = 0; j < kGemmNt; ++j) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int tok = m0 + 8 * j + 2 * t + h;
+        if (tok >= m) continue;
+        float* yr = y + static_cast<int64_t>(tok) * n;
+        if (r0 + g < n) yr[r0 + g] = accumulate ? yr[r0 + g] + acc[j][h] : acc[j][h];
+        if (r0 + 8 + g < n) yr[r0 + 8 + g] = accumulate ? yr[r0 + 8 + g] + acc[j][2 + h] : acc[j][2 + h];
       }
     }
   }
+}
+// Two names for one body so that the LM head is attributed separately (registry ids
+// gemm.dense and gemm.lm_head).
+extern "C" __global__ void __launch_bounds__(kGemmWarps * 32)
+    qprof_gemm_dense(const float* __restrict__ x, const uint16_t* __restrict__ w, float* y, int m,
+                     int n, int k, int accumulate) {
+  DenseGemmMmaBody(x, w, y, m, n, k, accumulate);
+}
+extern "C" __global__ void __launch_bounds__(kGemmWarps * 32)
+    qprof_gemm_lm_head(const float* __restrict__ x, const uint16_t* __restrict__ w, float* y, int m,
+                       int n, int k, int accumulate) {
+  DenseGemmMmaBody(x, w, y, m, n, k, accumulate);
+}
+
+// Appends the new token's latent KV row and index key (FP32 -> BF16) at each sequence's
+// position: kv[(b*stride + pos[b]) * d_qk + c] = bf16(kv_new[b, c]); same for index keys.
+extern "C" __global__ void __launch_bounds__(256)
+    qprof_attn_kv_append(const float* __restrict__ kv_new, const float* __restrict__ ik_new,
+                         const int32_t* __restrict__ pos, int stride, int d_qk, int index_dim,
+                         uint16_t* __restrict__ kv, uint16_t* __restrict__ ikeys) {
+  const int b = blockIdx.x;
+  const int64_t row = static_cast<int64_t>(b) * stride + pos[b];
+  for (int c = threadIdx.x; c < d_qk; c += blockDim.x)
+    kv[row * d_qk + c] = FloatToBf16Bits(kv_new[static_cast<int64_t>(b) * d_qk + c]);
+  for (int c = threadIdx.x; c < index_dim; c += blockDim.x)
+    ikeys[row * index_dim + c] = FloatToBf16Bits(ik_new[static_cast<int64_t>(b) * index_dim + c]);
 }
 
 // Warp per token. k rounds: each round every lane proposes its best remaining expert, the
 // warp reduces (key desc, index asc), the winner is marked taken.
 extern "C" __global__ void __launch_bounds__(128)
-    qprof_router_topk(const float* __restrict__ logits, const float* __restrict__ bias, int tokens,
+    qprof_moe_router_topk(const float* __restrict__ logits, const float* __restrict__ bias, int tokens,
                       int experts, int topk, float route_scale, int32_t* __restrict__ ids,
                       float* __restrict__ weights) {
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -151,7 +192,7 @@ extern "C" __global__ void __launch_bounds__(128)
 }
 
 extern "C" __global__ void __launch_bounds__(256)
-    qprof_argmax(const float* __restrict__ logits, int cols, int32_t* __restrict__ out) {
+    qprof_sampling_argmax(const float* __restrict__ logits, int cols, int32_t* __restrict__ out) {
   __shared__ float sv[32];
   __shared__ int si[32];
   const float* l = logits + static_cast<int64_t>(blockIdx.x) * cols;
@@ -196,8 +237,8 @@ absl::Status LaunchRmsNorm(const RmsNormParams& p, cudaStream_t s) {
   if (p.rows <= 0 || p.cols <= 0) return Bad("rmsnorm", "rows and cols must be positive");
   const int xs = p.x_stride > 0 ? p.x_stride : p.cols;
   const int os = p.out_stride > 0 ? p.out_stride : p.cols;
-  qprof_rmsnorm<<<p.rows, 256, 0, s>>>(p.x, xs, p.weight, p.cols, p.eps, p.out, os);
-  RETURN_IF_CUDA_LAUNCH_ERROR("qprof_rmsnorm");
+  qprof_norm_rmsnorm<<<p.rows, 256, 0, s>>>(p.x, xs, p.weight, p.cols, p.eps, p.out, os);
+  RETURN_IF_CUDA_LAUNCH_ERROR("qprof_norm_rmsnorm");
   return absl::OkStatus();
 }
 
@@ -211,13 +252,36 @@ absl::Status LaunchRope(const RopeParams& p, cudaStream_t s) {
   return absl::OkStatus();
 }
 
+absl::Status LaunchDenseGemmImpl(const DenseGemmParams& p, cudaStream_t s, bool lm_head) {
+  const char* name = lm_head ? "qprof_gemm_lm_head" : "qprof_gemm_dense";
+  if (!p.x || !p.w || !p.y) return Bad(name, "x, w and y must be set");
+  if (p.m <= 0 || p.n <= 0 || p.k <= 0) return Bad(name, "m, n, k must be positive");
+  if (p.k % 32) return Bad(name, "k must be a multiple of 32 (16-byte weight loads per lane)");
+  const dim3 grid((p.n + kGemmWarps * 16 - 1) / (kGemmWarps * 16));
+  if (lm_head) {
+    qprof_gemm_lm_head<<<grid, kGemmWarps * 32, 0, s>>>(p.x, p.w, p.y, p.m, p.n, p.k, p.accumulate);
+  } else {
+    qprof_gemm_dense<<<grid, kGemmWarps * 32, 0, s>>>(p.x, p.w, p.y, p.m, p.n, p.k, p.accumulate);
+  }
+  RETURN_IF_CUDA_LAUNCH_ERROR(name);
+  return absl::OkStatus();
+}
+
 absl::Status LaunchDenseGemm(const DenseGemmParams& p, cudaStream_t s) {
-  if (!p.x || !p.w || !p.y) return Bad("dense_gemm", "x, w and y must be set");
-  if (p.m <= 0 || p.n <= 0 || p.k <= 0) return Bad("dense_gemm", "m, n, k must be positive");
-  if (p.k % 8) return Bad("dense_gemm", "k must be a multiple of 8 (16-byte weight loads)");
-  qprof_dense_gemm_bf16<<<(p.n + 7) / 8, 256, 0, s>>>(p.x, p.w, p.y, p.m, p.n, p.k,
-                                                     p.accumulate ? 1 : 0);
-  RETURN_IF_CUDA_LAUNCH_ERROR("qprof_dense_gemm_bf16");
+  return LaunchDenseGemmImpl(p, s, false);
+}
+absl::Status LaunchLmHead(const DenseGemmParams& p, cudaStream_t s) {
+  return LaunchDenseGemmImpl(p, s, true);
+}
+
+absl::Status LaunchKvAppend(const float* kv_new, const float* ik_new, const int32_t* positions,
+                            int batch, int stride, int d_qk, int index_dim, uint16_t* kv,
+                            uint16_t* index_keys, cudaStream_t s) {
+  if (!kv_new || !ik_new || !positions || !kv || !index_keys || batch <= 0)
+    return Bad("kv_append", "pointers must be set and batch positive");
+  qprof_attn_kv_append<<<batch, 256, 0, s>>>(kv_new, ik_new, positions, stride, d_qk, index_dim,
+                                             kv, index_keys);
+  RETURN_IF_CUDA_LAUNCH_ERROR("qprof_attn_kv_append");
   return absl::OkStatus();
 }
 
@@ -227,18 +291,18 @@ absl::Status LaunchRouterTopk(const RouterTopkParams& p, cudaStream_t s) {
   if (p.topk < 1 || p.topk > p.experts) return Bad("router", "topk outside 1..experts");
   if (p.experts > 8192) return Bad("router", "experts must be <= 8192");
   const size_t smem = 4 * static_cast<size_t>(p.experts);
-  qprof_router_topk<<<(p.tokens + 3) / 4, 128, smem, s>>>(p.logits, p.bias, p.tokens, p.experts,
+  qprof_moe_router_topk<<<(p.tokens + 3) / 4, 128, smem, s>>>(p.logits, p.bias, p.tokens, p.experts,
                                                          p.topk, p.route_scale, p.topk_ids,
                                                          p.topk_weights);
-  RETURN_IF_CUDA_LAUNCH_ERROR("qprof_router_topk");
+  RETURN_IF_CUDA_LAUNCH_ERROR("qprof_moe_router_topk");
   return absl::OkStatus();
 }
 
 absl::Status LaunchArgmax(const ArgmaxParams& p, cudaStream_t s) {
   if (!p.logits || !p.ids) return Bad("argmax", "logits and ids must be set");
   if (p.rows <= 0 || p.cols <= 0) return Bad("argmax", "rows and cols must be positive");
-  qprof_argmax<<<p.rows, 256, 0, s>>>(p.logits, p.cols, p.ids);
-  RETURN_IF_CUDA_LAUNCH_ERROR("qprof_argmax");
+  qprof_sampling_argmax<<<p.rows, 256, 0, s>>>(p.logits, p.cols, p.ids);
+  RETURN_IF_CUDA_LAUNCH_ERROR("qprof_sampling_argmax");
   return absl::OkStatus();
 }
 
