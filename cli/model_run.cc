@@ -3,6 +3,7 @@
 #include <map>
 #include <set>
 
+#include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "analysis/devices/device_specs.h"
@@ -102,6 +103,9 @@ absl::StatusOr<ModelRunResult> RunModelled(const ModelRunRequest& request) {
     }
     (*out.trace.mutable_header()->mutable_run()->mutable_extra())["model.file_suffix"] =
         request.file_suffix;
+    if (!request.command_line.empty()) {
+      out.trace.mutable_header()->mutable_run()->set_command_line(request.command_line);
+    }
     if (!request.out_dir.empty()) {
       std::string stem = per_format[v.format] > 1
                              ? absl::StrCat(v.format, "-", plan.moe_backend())
@@ -148,6 +152,71 @@ std::string ModelRunReport(const ModelRunResult& result, const std::string& targ
     out += fmt::format("  summary and assumptions: {}\n", result.summary_path);
   }
   return out;
+}
+
+void AddModelOptions(CLI::App* cmd, ModelCliOptions& options) {
+  cmd->add_option("--target", options.target,
+                  "GPU of the spec table to model (qprof devices): the target of --backend "
+                  "model, and of the modelled projection a cpu run adds")
+      ->capture_default_str();
+  cmd->add_option("--model-param", options.param_overrides,
+                  "Override model parameters: name=value[,name=value...] (see docs/model.md)");
+  cmd->add_flag("--no-model-projection", options.no_projection,
+                "With --backend cpu: do not add the modelled projection for --target");
+}
+
+namespace {
+
+std::vector<std::string> Paths(const ModelRunResult& result) {
+  std::vector<std::string> out;
+  for (const ModelRunOutput& r : result.runs) {
+    if (!r.trace_path.empty()) out.push_back(r.trace_path);
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<std::string>> RunModelBackend(const runtime::RunOptions& base,
+                                                         const std::string& format,
+                                                         const std::string& moe_backend,
+                                                         const ModelCliOptions& options,
+                                                         const std::string& out_dir,
+                                                         const std::string& command_line) {
+  ModelRunRequest request;
+  request.base = base;
+  request.base.steps = 1;  // one modelled step; the plan is for step 0
+  ASSIGN_OR_RETURN(request.variants, ParseModelVariants(format, moe_backend));
+  request.target = options.target;
+  request.param_overrides = options.param_overrides;
+  request.out_dir = out_dir;
+  request.command_line = command_line;
+  ASSIGN_OR_RETURN(ModelRunResult result, RunModelled(request));
+  fmt::print("{}", ModelRunReport(result, options.target));
+  return Paths(result);
+}
+
+absl::StatusOr<std::vector<std::string>> AddModelProjection(const runtime::RunOptions& base,
+                                                            const std::string& format,
+                                                            const ModelCliOptions& options,
+                                                            const std::string& out_dir,
+                                                            const std::string& command_line) {
+  if (options.no_projection) return std::vector<std::string>{};
+  ModelRunRequest request;
+  request.base = base;
+  request.base.steps = 1;
+  // The MoE path the GPU would take for the formats run on the host ("auto" resolves per
+  // target arch, as the runtime does).
+  ASSIGN_OR_RETURN(request.variants, ParseModelVariants(format, base.moe_backend));
+  request.target = options.target;
+  request.param_overrides = options.param_overrides;
+  request.out_dir = out_dir;
+  ASSIGN_OR_RETURN(const devices::DeviceSpec* target, FindTarget(options.target));
+  request.file_suffix = absl::StrCat(".model-", target->key);
+  request.command_line = command_line;
+  ASSIGN_OR_RETURN(ModelRunResult result, RunModelled(request));
+  fmt::print("\n{}", ModelRunReport(result, options.target));
+  return Paths(result);
 }
 
 }  // namespace qprof::cli

@@ -24,6 +24,10 @@
 #include "proto/trace.pb.h"
 #include "runtime/run.h"
 
+namespace CLI {
+class App;
+}  // namespace CLI
+
 namespace qprof::cli {
 
 inline constexpr char kDefaultModelTarget[] = "rtx-pro-6000";
@@ -41,6 +45,7 @@ struct ModelRunRequest {
   std::string out_dir;                // "" = write nothing
   std::string file_suffix;            // see the header comment
   bool compare_published = true;      // add published-figure notes
+  std::string command_line;           // recorded in each trace's run info
 };
 
 struct ModelRunOutput {
@@ -70,6 +75,37 @@ absl::StatusOr<ModelRunResult> RunModelled(const ModelRunRequest& request);
 // One line per variant, for stdout: the table of analysis/model/summary.h plus a title
 // that says the figures are modelled and for which target.
 std::string ModelRunReport(const ModelRunResult& result, const std::string& target);
+
+// The options `qprof run` adds for modelled runs, and the two entry points it calls, so
+// that run_command.cc needs only a few lines:
+//   AddModelOptions(cmd, args->model);                         // at registration
+//   if (o.backend == "model") return RunModelBackend(...);     // --backend model
+//   RETURN_IF_ERROR(AddModelProjection(...));                  // after a cpu run
+struct ModelCliOptions {
+  std::string target = kDefaultModelTarget;
+  std::string param_overrides;
+  bool no_projection = false;
+};
+void AddModelOptions(CLI::App* cmd, ModelCliOptions& options);
+
+// --backend model: models each format of `format` ("mxfp4", "nvfp4", "both") with the
+// MoE backend(s) of `moe_backend` (a comma list is allowed), writes <format>.qtrace and
+// the summary into out_dir, prints the table. Returns the written trace paths.
+absl::StatusOr<std::vector<std::string>> RunModelBackend(const runtime::RunOptions& base,
+                                                         const std::string& format,
+                                                         const std::string& moe_backend,
+                                                         const ModelCliOptions& options,
+                                                         const std::string& out_dir,
+                                                         const std::string& command_line);
+
+// After a host (cpu backend) run: the same workload modelled on the default target,
+// written as <format>.model-<target>.qtrace beside the measured traces and printed with a
+// "MODELLED" title. Nothing when options.no_projection. Returns the written trace paths.
+absl::StatusOr<std::vector<std::string>> AddModelProjection(const runtime::RunOptions& base,
+                                                            const std::string& format,
+                                                            const ModelCliOptions& options,
+                                                            const std::string& out_dir,
+                                                            const std::string& command_line);
 
 }  // namespace qprof::cli
 

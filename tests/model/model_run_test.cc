@@ -143,5 +143,38 @@ TEST(ModelRun, WritesTracesAndSummaryWithSuffix) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(ModelRun, RunCommandEntryPoints) {
+  std::string dir = ::testing::TempDir() + "/model_cli_" + std::to_string(getpid());
+  std::filesystem::remove_all(dir);
+  runtime::RunOptions base;
+  base.model = "small";
+  base.batch = 8;
+  base.context = 128;
+  base.steps = 4;  // a host run's steps; the model plans one step
+  ModelCliOptions opt;
+  auto projected = AddModelProjection(base, "both", opt, dir, "qprof run --out x");
+  ASSERT_TRUE(projected.ok()) << projected.status();
+  ASSERT_EQ(projected->size(), 2u);
+  EXPECT_EQ((*projected)[0], dir + "/mxfp4.model-rtx-pro-6000.qtrace");
+  auto back = ReadTrace((*projected)[1]);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->header().run().command_line(), "qprof run --out x");
+  EXPECT_EQ(back->header().run().moe_backend(), "fp4_mma");  // auto on sm_120
+  EXPECT_EQ(back->header().run().steps(), 1u);
+  opt.no_projection = true;
+  EXPECT_TRUE(AddModelProjection(base, "both", opt, dir, "")->empty());
+  opt.no_projection = false;
+  opt.target = "h100";
+  auto backend = RunModelBackend(base, "nvfp4", "w4a16_mma,fp4_mma", opt, dir, "qprof run");
+  ASSERT_FALSE(backend.ok());  // H100 has no FP4 tensor pipe
+  EXPECT_EQ(backend.status().code(), absl::StatusCode::kFailedPrecondition);
+  backend = RunModelBackend(base, "mxfp4", "auto", opt, dir, "qprof run");
+  ASSERT_TRUE(backend.ok()) << backend.status();
+  ASSERT_EQ(backend->size(), 1u);
+  EXPECT_EQ((*backend)[0], dir + "/mxfp4.qtrace");
+  EXPECT_TRUE(std::filesystem::exists(dir + "/model-h100.summary.json"));
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace qprof::cli
