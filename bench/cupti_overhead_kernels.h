@@ -1,0 +1,12 @@
+// Launchers for the CUPTI overhead benchmark's kernels (plain C++ interface so the host
+// side is compiled by the C++ compiler). Return a cudaError_t value (0 = success).
+#ifndef QPROF_BENCH_CUPTI_OVERHEAD_KERNELS_H_
+#define QPROF_BENCH_CUPTI_OVERHEAD_KERNELS_H_
+
+#include <cstddef>
+
+int BenchLaunchStepKernel(const float* weights, const float* act, float* out, size_t n,
+                          int batch, int sm_count);
+int BenchLaunchTinyKernel(float* out);
+
+#endif  // QPROF_BENCH_CUPTI_OVERHEAD_KERNELS_H_
