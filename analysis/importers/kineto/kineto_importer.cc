@@ -116,6 +116,13 @@ class KinetoBuilder : public TraceJsonHandler {
         Commit();
         continue;
       }
+      // On-Demand checks atoms lazily: a full DOM parse of this one event tells malformed
+      // JSON (an error for the file) from a well-formed event of unexpected shape (skipped).
+      if (!IsSyntaxError(err1)) {
+        simdjson::dom::element unused;
+        simdjson::error_code dom_err = dom_parser_.parse(one).get(unused);
+        if (dom_err) err1 = dom_err;
+      }
       if (IsSyntaxError(err1)) {
         return absl::InvalidArgumentError(absl::StrCat(label_, ": malformed JSON in the event at byte ",
                                                        offset, ": ",
@@ -401,6 +408,7 @@ class KinetoBuilder : public TraceJsonHandler {
   od::parser parser_;
   od::parser member_parser_;
   od::parser event_parser_;
+  simdjson::dom::parser dom_parser_;
   KinetoEventDecoder decoder_;
   KinetoEvent ev_;
   std::vector<char> repaired_;
