@@ -33,7 +33,7 @@ proto::Trace TracePass() {
     buf.Append(testing::Kernel("nvjet_hsh_128x256_64x4_2x1_v_bz_TNT", 1000 + i * 1000,
                                1900 + i * 1000, 100 + i));
   }
-  buf.Append(testing::Kernel("_Z15vectorized_addPfPKfS1_i", 5000, 5200, 200));
+  buf.Append(testing::Kernel("_Z14vectorized_addPfPKfS1_i", 5000, 5200, 200));
   ActivityDecoder decoder;
   for (const CUpti_Activity* r : buf.Records()) decoder.Add(r);
   proto::Trace trace;
@@ -54,7 +54,7 @@ proto::Trace MetricsPass() {
   proto::Activity* e = m.add_activities();
   e->set_kind(proto::ACTIVITY_KIND_KERNEL);
   e->set_name("vectorized_add(float*, float const*, float const*, int)");
-  e->set_mangled_name("_Z15vectorized_addPfPKfS1_i");
+  e->set_mangled_name("_Z14vectorized_addPfPKfS1_i");
   e->mutable_metrics()->set_tensor_pipe_pct(0);
   e->mutable_metrics()->set_fma_pipe_pct(12);
   return m;
