@@ -108,6 +108,18 @@ uint64_t ParseU64(std::string_view s) {
   return v;
 }
 
+// Columns that describe the launch, not metrics (raw page).
+bool IsIdentityColumn(std::string_view c) {
+  static constexpr std::string_view kColumns[] = {
+      "ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Kernel Time", "Context",
+      "Stream", "Block Size", "Grid Size", "Device", "CC", "Section Name", "Function Name",
+      "Demangled Name", "Estimated Speedup", "Estimated Speedup Type"};
+  for (std::string_view k : kColumns) {
+    if (c == k) return true;
+  }
+  return false;
+}
+
 bool IsPct(std::string_view name, std::string_view unit) {
   return unit == "%" || absl::StrContains(absl::string_view(name.data(), name.size()), "pct");
 }
@@ -263,11 +275,7 @@ absl::StatusOr<NcuReport> ParseNcuCsv(std::string_view text, const std::string& 
       NcuKernel k;
       fill_identity(row, &k);
       for (size_t i = 0; i < h.size(); ++i) {
-        if (static_cast<int>(i) == id || static_cast<int>(i) == name || static_cast<int>(i) == pid ||
-            static_cast<int>(i) == device || static_cast<int>(i) == stream ||
-            static_cast<int>(i) == grid || static_cast<int>(i) == block) {
-          continue;
-        }
+        if (IsIdentityColumn(h[i])) continue;
         std::string_view u = i < units.size() ? std::string_view(units[i]) : std::string_view();
         auto v = NcuValueInBaseUnits(row.fields[i], u);
         if (!v) continue;
