@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <set>
@@ -195,8 +196,11 @@ absl::Status RunRecord(const RecordOptions& o) {
         "run qprof record where the GPU is, or import an existing trace with qprof analyze");
   }
   RETURN_IF_ERROR(MakeDirs(o.out_dir));
+  // QPROF_RECORD_NO_NVTX=1 leaves NVTX alone (CUDA 13.0 can crash in nvtxNameOsThreadA
+  // when CUPTI handles NVTX); kernels then have no NVTX path.
+  const bool nvtx = std::getenv("QPROF_RECORD_NO_NVTX") == nullptr;
   const std::string cupti =
-      ldd.found.count("libcupti.so.13") ? ldd.found.at("libcupti.so.13") : "";
+      nvtx && ldd.found.count("libcupti.so.13") ? ldd.found.at("libcupti.so.13") : "";
 
   const std::set<std::string> before = ListTraceFiles(o.out_dir, false);
   const std::set<std::string> before_metrics = ListTraceFiles(o.out_dir, true);
