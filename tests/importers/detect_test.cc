@@ -1,0 +1,83 @@
+// Content-based detection and the error line for inputs that are not traces.
+#include <string>
+
+#include "analysis/importers/import.h"
+#include "gtest/gtest.h"
+#include "tests/importers/test_util.h"
+
+namespace qprof::importers {
+namespace {
+
+ImportOptions Quiet() {
+  ImportOptions o;
+  o.progress = false;
+  return o;
+}
+
+TEST(Detect, FromBytes) {
+  EXPECT_EQ(DetectInputKindFromBytes("QPROFTR1\x01"), InputKind::kQtrace);
+  EXPECT_EQ(DetectInputKindFromBytes(std::string("SQLite format 3\0xx", 18)), InputKind::kNsysSqlite);
+  EXPECT_EQ(DetectInputKindFromBytes("\x1f\x8b\x08"), InputKind::kKinetoJson);
+  EXPECT_EQ(DetectInputKindFromBytes("\xEF\xBB\xBF  \n{\"traceEvents\": []}"), InputKind::kKinetoJson);
+  EXPECT_EQ(DetectInputKindFromBytes("[{\"ph\": \"X\"}]"), InputKind::kKinetoJson);
+  EXPECT_EQ(DetectInputKindFromBytes("==PROF== x\n\"ID\",\"Kernel Name\",\"Metric Name\"\n"),
+            InputKind::kNcuCsv);
+  EXPECT_EQ(DetectInputKindFromBytes("\"ID\",\"Kernel Name\",\"dram__bytes.sum\"\n"), InputKind::kNcuCsv);
+  EXPECT_EQ(DetectInputKindFromBytes("Kernel Name,Metric Name\n"), InputKind::kUnknown);
+  EXPECT_EQ(DetectInputKindFromBytes("hello"), InputKind::kUnknown);
+  EXPECT_EQ(DetectInputKindFromBytes(""), InputKind::kUnknown);
+  EXPECT_STREQ(InputKindName(InputKind::kNcuCsv), "ncu-csv");
+}
+
+TEST(Detect, ContentNotExtension) {
+  // A Kineto trace named .csv is still read as Kineto.
+  std::string path = testing::WriteTemp("trace.csv", R"({"traceEvents": [
+    {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 2}]})");
+  auto t = ImportFile(path, Quiet());
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->header().source_kind(), "kineto-json");
+  EXPECT_EQ(t->header().source_path(), path);
+}
+
+void ExpectOneLine(const absl::StatusOr<proto::Trace>& t, absl::StatusCode code,
+                   const std::string& path, const std::string& what) {
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().code(), code) << t.status();
+  std::string msg(t.status().message());
+  EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+  EXPECT_EQ(msg.rfind(path, 0), 0u) << msg;
+  EXPECT_NE(msg.find(what), std::string::npos) << msg;
+}
+
+TEST(Detect, BadInputsGiveOneClearLine) {
+  ExpectOneLine(ImportFile("/nonexistent/x.json", Quiet()), absl::StatusCode::kNotFound,
+                "/nonexistent/x.json", "no such file");
+  std::string empty = testing::WriteTemp("empty.json", "");
+  ExpectOneLine(ImportFile(empty, Quiet()), absl::StatusCode::kInvalidArgument, empty, "empty file");
+  std::string text = testing::WriteTemp("notes.txt", "just some notes\n");
+  ExpectOneLine(ImportFile(text, Quiet()), absl::StatusCode::kInvalidArgument, text,
+                "not a trace qprof can read");
+  std::string dir = testing::WriteTemp("d", "");
+  std::remove(dir.c_str());
+  std::filesystem::create_directory(dir);
+  ExpectOneLine(ImportFile(dir, Quiet()), absl::StatusCode::kInvalidArgument, dir, "directory");
+  std::string json = testing::WriteTemp("cut.json", "{\"traceEvents\": [{\"ph\": \"X\", \"cat\"");
+  ExpectOneLine(ImportFile(json, Quiet()), absl::StatusCode::kDataLoss, json, "truncated JSON");
+  std::string gz = testing::WriteTemp("bad.json.gz", std::string("\x1f\x8b\x08\x00garbage", 11));
+  ExpectOneLine(ImportFile(gz, Quiet()), absl::StatusCode::kDataLoss, gz, "gzip");
+  ImportOptions small = Quiet();
+  small.max_input_bytes = 10;
+  std::string big = testing::WriteTemp("big.json", std::string(100, ' ') + "[]");
+  ExpectOneLine(ImportFile(big, small), absl::StatusCode::kInvalidArgument, big, "input limit");
+}
+
+TEST(Detect, TruncatedRealGzip) {
+  std::string dir = testing::TestDataDir();
+  if (dir.empty()) GTEST_SKIP() << "no ../shared/testdata (set QPROF_TESTDATA)";
+  std::string bytes = testing::ReadAll(dir + "/kineto/a100_alexnet.json.gz");
+  std::string path = testing::WriteTemp("cut.json.gz", bytes.substr(0, bytes.size() * 2 / 3));
+  ExpectOneLine(ImportFile(path, Quiet()), absl::StatusCode::kDataLoss, path, "truncated gzip");
+}
+
+}  // namespace
+}  // namespace qprof::importers
