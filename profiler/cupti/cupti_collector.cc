@@ -62,7 +62,7 @@ CUcontext CurrentContext() {
 // CUPTI sees NVTX ranges only when NVTX's injection hook points at libcupti
 // (NVTX_INJECTION64_PATH, read by NVTX at its first call). Point it at the libcupti we
 // are linked with unless the user chose something else.
-void PointNvtxAtCupti() {
+void PointNvtxAtCuptiImpl() {
   if (std::getenv("NVTX_INJECTION64_PATH") != nullptr) return;
   Dl_info info;
   if (dladdr(reinterpret_cast<void*>(&cuptiActivityEnable), &info) != 0 &&
@@ -291,7 +291,7 @@ absl::Status CuptiCollector::Start() {
 }
 
 absl::Status CuptiCollector::StartTrace() {
-  PointNvtxAtCupti();
+  PointNvtxAtCuptiImpl();
   if (options_.duration_s > 0) {
     uint64_t now = 0;
     if (cuptiGetTimestamp(&now) == CUPTI_SUCCESS) {
@@ -394,6 +394,8 @@ absl::Status CuptiCollector::Flush(proto::Trace* trace) {
 }
 
 }  // namespace
+
+void RouteNvtxToCupti() { PointNvtxAtCuptiImpl(); }
 
 absl::StatusOr<std::unique_ptr<Collector>> MakeCuptiCollector(const CuptiOptions& options) {
   if (options.buffer_bytes < (1u << 20) || options.buffer_bytes > (64u << 20)) {

@@ -6,6 +6,7 @@
 //
 //   profiler::cupti::CuptiOptions options;                 // trace mode
 //   ASSIGN_OR_RETURN(auto collector, profiler::cupti::MakeCuptiCollector(options));
+//   profiler::cupti::RouteNvtxToCupti();    // first thing in main(), before any NVTX call
 //   RETURN_IF_ERROR(collector->Start());    // before the decode loop (a context may or
 //                                           // may not exist yet)
 //   ... run, with NVTX ranges "decode/step N/layer L/moe" pushed on the launching thread
@@ -62,6 +63,13 @@ struct CuptiOptions {
 };
 
 absl::StatusOr<std::unique_ptr<Collector>> MakeCuptiCollector(const CuptiOptions& options);
+
+// NVTX ranges reach CUPTI only when NVTX's injection variable (NVTX_INJECTION64_PATH)
+// names libcupti, and NVTX reads it once, at the process's first NVTX call. Call this at
+// the start of main(), before any NVTX call, in programs that will run the collector
+// in-process (qprof run --backend cuda). Does nothing if the variable is already set.
+// Start() calls it too, which is enough only when no NVTX call happened before.
+void RouteNvtxToCupti();
 
 // The line printed when counters need permission (also stored in CollectorStats).
 inline constexpr char kCounterPermissionHint[] =

@@ -54,6 +54,7 @@ TEST(RecordSupportTest, EnvironmentForBothPasses) {
 TEST(RecordSupportTest, FindsTheLibraryAndNamesWhereItLooked) {
   unsetenv("QPROF_INJECT_LIB");
   const std::string dir = ::testing::TempDir() + "/record_find";
+  std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   auto missing = FindInjectLibrary(dir, "");
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
