@@ -57,7 +57,7 @@ TEST(RecordSupportTest, FindsTheLibraryAndNamesWhereItLooked) {
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   auto missing = FindInjectLibrary(dir, "");
-  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound) << missing.value_or("");
   EXPECT_NE(missing.status().message().find(dir), absl::string_view::npos);
   std::ofstream(dir + "/libqprof_inject.so") << "x";
   auto found = FindInjectLibrary(dir, "");
