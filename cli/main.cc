@@ -10,6 +10,7 @@
 // Register functions, one per subcommand file.
 namespace qprof::cli {
 void RegisterVersionCommand(CLI::App& app, CommandRunner& runner);
+void RegisterRunCommand(CLI::App& app, CommandRunner& runner);
 void RegisterRecordCommand(CLI::App& app, CommandRunner& runner);
 void RegisterImportCommand(CLI::App& app, CommandRunner& runner);
 void RegisterAnalyzeCommand(CLI::App& app, CommandRunner& runner);
@@ -28,6 +29,7 @@ int main(int argc, char** argv) {
   app.set_help_all_flag("--help-all", "Show help for all subcommands");
   qprof::cli::CommandRunner runner;
   qprof::cli::RegisterVersionCommand(app, runner);
+  qprof::cli::RegisterRunCommand(app, runner);
   qprof::cli::RegisterRecordCommand(app, runner);
   qprof::cli::RegisterImportCommand(app, runner);
   qprof::cli::RegisterAnalyzeCommand(app, runner);

@@ -38,16 +38,6 @@ float Scale2(const Fp4Weights& w, int64_t e, Fp4Format f) {
   return f == Fp4Format::kNvfp4 ? w.scale2[e] : 1.0f;
 }
 
-// SwiGLU with the clamp: gate clamped from above, up on both sides (gpt-oss/DeepSeek
-// swiglu_limit), h = silu(g) * u.
-inline float SwiGlu(float g, float u, float limit) {
-  if (limit > 0) {
-    g = std::min(g, limit);
-    u = std::min(std::max(u, -limit), limit);
-  }
-  return g / (1.0f + std::exp(-g)) * u;
-}
-
 // Decodes rows [r0, r1) of one expert matrix into buf ([r1-r0, k]).
 void DecodeRows(const Fp4Tables& t, Fp4Format f, const uint8_t* packed,
                 const uint8_t* scales, float scale2, int64_t k, int64_t block, int64_t r0,

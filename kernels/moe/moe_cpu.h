@@ -13,12 +13,24 @@
 #ifndef QPROF_KERNELS_MOE_MOE_CPU_H_
 #define QPROF_KERNELS_MOE_MOE_CPU_H_
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 #include "absl/status/status.h"
 #include "kernels/moe/params.h"
 
 namespace qprof::kernels {
+
+// SwiGLU with the clamp (gpt-oss / DeepSeek swiglu_limit; off when limit <= 0): the gate
+// is clamped from above, the up projection on both sides, h = silu(g) * u.
+inline float SwiGlu(float g, float u, float limit) {
+  if (limit > 0) {
+    g = std::min(g, limit);
+    u = std::min(std::max(u, -limit), limit);
+  }
+  return g / (1.0f + std::exp(-g)) * u;
+}
 
 // InvalidArgument (naming the field) for null pointers, dims not multiples of the block,
 // expert ids out of range, missing NVFP4 scale2.

@@ -1,0 +1,216 @@
+// RunDecode for the CPU backend: weights, decoder, host collector, optional FP32 check.
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "kernels/common/thread_pool.h"
+#include "profiler/host/host_collector.h"
+#include "runtime/cpu_decoder.h"
+#include "runtime/model_weights.h"
+#include "runtime/plan.h"
+#include "runtime/run.h"
+#if defined(QPROF_HAVE_CUDA_BACKEND)
+#include "runtime/cuda/cuda_run.h"
+#endif
+#include "runtime/synthetic.h"
+
+namespace qprof::runtime {
+namespace {
+
+std::vector<int32_t> InitialTokens(uint64_t seed, int batch, int vocab) {
+  std::vector<int32_t> t(batch);
+  SynthSpec s{seed, "prompt.last_token", batch, 1, 1.0f};
+  std::vector<float> v(batch);
+  SynthRows(s, 0, batch, v.data());
+  for (int b = 0; b < batch; ++b) {
+    uint32_t bits;
+    std::memcpy(&bits, &v[b], 4);
+    t[b] = static_cast<int32_t>((bits * 2654435761u) % static_cast<uint32_t>(vocab));
+  }
+  return t;
+}
+
+std::string Hostname() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof(buf) - 1) != 0) return "";
+  return buf;
+}
+
+// Replays the quantized run's tokens through the FP32-expert reference and compares.
+absl::StatusOr<CheckResult> Check(const ModelWeights& w, const DecoderOptions& base,
+                                  kernels::ThreadPool* pool,
+                                  const std::vector<std::vector<int32_t>>& inputs,
+                                  const std::vector<std::vector<float>>& logits,
+                                  const std::vector<std::vector<int32_t>>& tokens) {
+  DecoderOptions o = base;
+  o.dense_fp32_experts = true;
+  CpuDecoder ref(w, o, pool);
+  RETURN_IF_ERROR(ref.Init());
+  double num = 0, den = 0;
+  int agree = 0, compared = 0;
+  std::vector<float> rl;
+  std::vector<int32_t> rn;
+  for (size_t s = 0; s < inputs.size(); ++s) {
+    RETURN_IF_ERROR(ref.Step(static_cast<int>(s), inputs[s], nullptr, &rl, &rn));
+    for (size_t i = 0; i < rl.size(); ++i) {
+      double d = double(logits[s][i]) - rl[i];
+      num += d * d;
+      den += double(rl[i]) * rl[i];
+    }
+    for (size_t b = 0; b < rn.size(); ++b) {
+      agree += rn[b] == tokens[s][b];
+      ++compared;
+    }
+  }
+  CheckResult r;
+  r.logits_rel_error = den > 0 ? std::sqrt(num / den) : 0;
+  r.tokens_compared = compared;
+  r.token_agreement = compared ? double(agree) / compared : 0;
+  return r;
+}
+
+}  // namespace
+
+absl::StatusOr<RunResult> RunDecode(const RunOptions& options) {
+#if defined(QPROF_HAVE_CUDA_BACKEND)
+  if (options.backend == "cuda") return RunDecodeCuda(options);  // runtime/cuda
+  if (options.backend == "auto") {  // cuda when a GPU is present, else cpu
+    std::string why;
+    RunOptions o = options;
+    o.backend = CudaDevicePresent(&why) ? "cuda" : "cpu";
+    return RunDecode(o);
+  }
+#else
+  if (options.backend == "auto") {
+    RunOptions o = options;
+    o.backend = "cpu";
+    return RunDecode(o);
+  }
+#endif
+  if (options.backend != "cpu") {
+    return absl::UnimplementedError(absl::StrCat(
+        "backend '", options.backend, "' is not available in this build (use --backend cpu)"));
+  }
+  ASSIGN_OR_RETURN(ModelConfig config, LoadModelConfig(options.model));
+  RETURN_IF_ERROR(ValidateRunOptions(options, config));
+  if (options.tp != 1) {
+    return absl::InvalidArgumentError("the CPU backend runs tp 1 only (use --backend model "
+                                      "or cuda for tensor parallel)");
+  }
+  const KernelChoice choice = ChooseKernels(options);
+  const kernels::Fp4Format format =
+      options.format == "mxfp4" ? kernels::Fp4Format::kMxfp4 : kernels::Fp4Format::kNvfp4;
+  kernels::ThreadPool pool(options.threads);
+  const int layers = options.layers > 0 ? options.layers : config.n_layers;
+
+  ModelWeights weights;
+  if (!options.checkpoint_dir.empty()) {
+    ASSIGN_OR_RETURN(weights, LoadCheckpointWeights(options.checkpoint_dir, config, format,
+                                                    layers));
+  } else {
+    ASSIGN_OR_RETURN(weights,
+                     MakeSyntheticWeights(config, format, layers, options.seed, &pool));
+  }
+
+  DecoderOptions dopt;
+  dopt.context_lengths = ContextLengths(options.context, options.batch);
+  dopt.max_steps = options.steps;
+  dopt.moe_kernel_id = choice.moe_id;
+  dopt.moe_grouped = choice.moe_backend != "slot_gemv";
+  dopt.mla_kernel_id = choice.mla_id;
+  dopt.seed = options.seed;
+  CpuDecoder decoder(weights, dopt, &pool);
+  RETURN_IF_ERROR(decoder.Init());
+
+  RunResult result;
+  result.moe_backend_used = choice.moe_backend;
+  profiler::HostCollector collector(pool.size());
+  std::vector<int32_t> tokens = InitialTokens(options.seed, options.batch, config.vocab_size);
+  std::vector<std::vector<int32_t>> inputs;
+  std::vector<std::vector<float>> all_logits;
+  std::vector<float> logits;
+  std::vector<int32_t> next;
+  const int64_t start_unix = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                 std::chrono::system_clock::now().time_since_epoch())
+                                 .count();
+  RETURN_IF_ERROR(collector.Start());
+  const int64_t t0 = profiler::HostNowNs();
+  {
+    profiler::ScopedHostRange decode(&collector, "decode");
+    for (int s = 0; s < options.steps; ++s) {
+      RETURN_IF_ERROR(decoder.Step(s, tokens, &collector, &logits, &next));
+      if (options.check) {
+        inputs.push_back(tokens);
+        all_logits.push_back(logits);
+      }
+      result.tokens.push_back(next);
+      tokens = next;
+      if (options.on_step) options.on_step(s + 1, options.steps);
+    }
+  }
+  const int64_t t1 = profiler::HostNowNs();
+  RETURN_IF_ERROR(collector.Stop());
+  RETURN_IF_ERROR(collector.Flush(&result.trace));
+
+  proto::TraceHeader* h = result.trace.mutable_header();
+  h->set_schema_version(1);
+  proto::RunInfo* run = h->mutable_run();
+  run->set_model(config.name);
+  run->set_format(options.format);
+  run->set_moe_backend(choice.moe_backend);
+  run->set_backend("cpu");
+  run->set_batch(options.batch);
+  run->set_steps(options.steps);
+  run->set_tokens_generated(static_cast<uint64_t>(options.batch) * options.steps);
+  run->set_wall_time_ns(static_cast<uint64_t>(t1 - t0));
+  run->set_tp(1);
+  for (int len : dopt.context_lengths) run->add_context_lengths(len);
+  run->set_hostname(Hostname());
+  run->set_start_unix_ns(static_cast<uint64_t>(start_unix));
+  run->set_layers(layers);
+  (*run->mutable_extra())["weights"] = weights.source;
+  (*run->mutable_extra())["cpu_threads"] = absl::StrCat(pool.size());
+  (*run->mutable_extra())["seed"] = absl::StrCat(options.seed);
+  (*run->mutable_extra())["mla_kernel"] = choice.mla_id;
+  (*run->mutable_extra())["moe_kernel"] = choice.moe_id;
+  (*run->mutable_extra())["moe_cpu_kernel"] =
+      absl::StrCat(dopt.moe_grouped ? "moe.grouped." : "moe.slot_gemv.", options.format);
+  (*run->mutable_extra())["expert_weight_bytes"] = absl::StrCat(weights.expert_bytes());
+  (*run->mutable_extra())["dense_weight_bytes"] = absl::StrCat(weights.dense_bytes());
+  (*run->mutable_extra())["kv_cache_bytes"] = absl::StrCat(decoder.cache_bytes());
+  (*run->mutable_extra())["model_config"] = ModelConfigToJson(config);
+  h->add_notes("CPU backend: kernel times are host CPU measurements (steady clock); pipe "
+               "classes are those of the registered CUDA kernels on a GPU (evidence: registry)");
+  if (dopt.moe_grouped) {
+    h->add_notes(absl::StrCat("MoE path ", choice.moe_backend, ": on the CPU it runs the grouped "
+                              "kernel moe.grouped.", options.format,
+                              " (args.cpu_kernel); names are the CUDA kernel's"));
+  } else {
+    h->add_notes("MoE path slot_gemv: one (token, expert) slot at a time, weights decoded per "
+                 "slot, no reuse across the batch");
+  }
+  h->add_notes(absl::StrCat("sparse MLA ", choice.mla_id,
+                            ": the CPU runs one kernel for the simt and mma variants"));
+  h->add_notes("the prompt KV cache is synthetic (seeded rows); prefill is not run or timed");
+
+  if (options.check) {
+    if (!options.checkpoint_dir.empty()) {
+      return absl::FailedPreconditionError(
+          "--check needs synthetic weights: a checkpoint holds no unquantized expert weights");
+    }
+    ASSIGN_OR_RETURN(CheckResult cr,
+                     Check(weights, dopt, &pool, inputs, all_logits, result.tokens));
+    result.check = cr;
+    (*run->mutable_extra())["check_logits_rel_error"] = absl::StrCat(cr.logits_rel_error);
+    (*run->mutable_extra())["check_token_agreement"] = absl::StrCat(cr.token_agreement);
+  }
+  return result;
+}
+
+}  // namespace qprof::runtime
