@@ -21,6 +21,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "profiler/cupti/activity_buffer.h"
 #include "profiler/cupti/activity_decoder.h"
 #include "profiler/cupti/buffer_pool.h"
 #include "profiler/cupti/cupti_call.h"
@@ -128,6 +129,7 @@ class CuptiCollector : public Collector {
   ActivityDecoder decoder_;
   std::atomic<uint64_t> dropped_{0};
   std::atomic<uint64_t> callback_errors_{0};
+  std::atomic<uint64_t> buffer_errors_{0};  // buffers whose walk stopped on an error
   std::vector<CUpti_ActivityKind> enabled_;
   std::vector<std::string> warnings_;
   CUpti_SubscriberHandle subscriber_ = nullptr;
@@ -172,9 +174,8 @@ void CUPTIAPI CuptiCollector::BufferCompleted(CUcontext ctx, uint32_t stream, ui
   }
   try {
     std::lock_guard<std::mutex> lock(self->decoder_mu_);
-    CUpti_Activity* record = nullptr;
-    while (cuptiActivityGetNextRecord(buffer, valid_size, &record) == CUPTI_SUCCESS) {
-      self->decoder_.Add(record);
+    if (!DecodeActivityBuffer(buffer, valid_size, &self->decoder_).clean_end) {
+      self->buffer_errors_.fetch_add(1, std::memory_order_relaxed);
     }
   } catch (...) {
     self->callback_errors_.fetch_add(1, std::memory_order_relaxed);
@@ -370,6 +371,10 @@ absl::Status CuptiCollector::Flush(proto::Trace* trace) {
   if (pool_.refused() > 0) {
     s->add_warnings(absl::StrCat(pool_.refused(), " buffer requests refused at the ",
                                  options_.max_buffer_bytes >> 20, " MiB cap"));
+  }
+  if (buffer_errors_.load() > 0) {
+    s->add_warnings(absl::StrCat(buffer_errors_.load(),
+                                 " activity buffers could not be read to the end"));
   }
   if (callback_errors_.load() > 0) {
     s->add_warnings(absl::StrCat(callback_errors_.load(), " CUPTI callbacks failed (out of memory?)"));

@@ -5,6 +5,8 @@
 #include <dlfcn.h>
 
 #include "gtest/gtest.h"
+#include "profiler/cupti/activity_buffer.h"
+#include "tests/profiler_cupti/fake_records.h"
 
 namespace qprof::profiler::cupti {
 namespace {
@@ -48,6 +50,44 @@ TEST(CuptiCollectorTest, BadOptionsAreInvalidArgument) {
   metrics.mode = CuptiOptions::Mode::kMetrics;
   metrics.max_metric_kernels = 0;
   EXPECT_EQ(MakeCuptiCollector(metrics).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace qprof::profiler::cupti
+
+// libcupti's own record walk over a buffer of real record structs, into the decoder:
+// the path BufferCompleted takes, minus the GPU.
+namespace qprof::profiler::cupti {
+namespace {
+
+TEST(ActivityBufferTest, CuptiWalksOurRecordsIntoTheDecoder) {
+  testing::FakeBuffer buf;
+  buf.Append(testing::Marker(true, 1, "layer 3", 50, 9));
+  buf.Append(testing::Api(CUPTI_ACTIVITY_KIND_RUNTIME, 211, 60, 70, 9, 77));
+  buf.Append(testing::Marker(false, 1, nullptr, 80, 9));
+  buf.Append(testing::Kernel("_Z4gemmv", 100, 250, 77));
+  buf.Append(testing::Kernel("bad", 0, 250, 78));
+  buf.Append(testing::Memcpy(CUPTI_ACTIVITY_MEMCPY_KIND_DTOH, 4096, 300, 400, 79));
+  std::vector<const CUpti_Activity*> recs = buf.Records();
+  auto* base = const_cast<uint8_t*>(reinterpret_cast<const uint8_t*>(recs.front()));
+  const size_t valid = (reinterpret_cast<const uint8_t*>(recs.back()) - base) +
+                       sizeof(CUpti_ActivityMemcpy6);
+  ActivityDecoder decoder;
+  BufferWalk walk = DecodeActivityBuffer(base, valid, &decoder);
+  EXPECT_TRUE(walk.clean_end);
+  EXPECT_EQ(walk.records, 6u);
+  proto::Trace trace;
+  decoder.Finish(&trace);
+  ASSERT_EQ(trace.activities_size(), 2);
+  EXPECT_EQ(trace.activities(0).name(), "gemm()");
+  EXPECT_EQ(trace.activities(0).nvtx_path(), "layer 3");
+  EXPECT_EQ(trace.activities(1).copy_kind(), "DtoH");
+  EXPECT_EQ(trace.header().collector().records_invalid(), 1u);
+}
+
+TEST(ActivityBufferTest, EmptyBufferIsNothing) {
+  ActivityDecoder decoder;
+  EXPECT_EQ(DecodeActivityBuffer(nullptr, 0, &decoder).records, 0u);
 }
 
 }  // namespace
