@@ -31,6 +31,11 @@ int BenchLaunchStepKernel(const float* weights, const float* act, float* out, si
   return static_cast<int>(cudaGetLastError());
 }
 
+int BenchLaunchTinyKernelOn(float* out, void* stream) {
+  TinyKernel<<<1, 32, 0, static_cast<cudaStream_t>(stream)>>>(out);
+  return static_cast<int>(cudaGetLastError());
+}
+
 int BenchLaunchTinyKernel(float* out) {
   TinyKernel<<<1, 32>>>(out);
   return static_cast<int>(cudaGetLastError());

@@ -8,5 +8,7 @@
 int BenchLaunchStepKernel(const float* weights, const float* act, float* out, size_t n,
                           int batch, int sm_count);
 int BenchLaunchTinyKernel(float* out);
+// On a given cudaStream_t (passed as void* to keep CUDA types out of this header).
+int BenchLaunchTinyKernelOn(float* out, void* stream);
 
 #endif  // QPROF_BENCH_CUPTI_OVERHEAD_KERNELS_H_

@@ -3,6 +3,7 @@
 # (engineer "cuda"'s script) after the build, or alone:
 #   scripts/device-check-cupti.sh [BUILD_DIR]        (default: build)
 # Needs the targets qprof, qprof_inject, qprof_cupti_overhead, qprof_cupti_trace_check,
+# profiler_cupti_gpu_test,
 # and python3 with torch for the external-program part. Prints every figure it measures;
 # exits non-zero when a check fails. Checks that cannot run (no counter permission, no
 # torch) say SKIP with the reason instead of failing.
@@ -22,6 +23,9 @@ nvidia-smi -L 2>/dev/null || echo "nvidia-smi not available"
 grep -i RmProfilingAdminOnly /proc/driver/nvidia/params 2>/dev/null ||
   echo "RmProfilingAdminOnly: unknown (no /proc/driver/nvidia/params)"
 echo "uid $(id -u)"
+
+section "collector GPU tests (kernels, NVTX paths, CUDA-graph kernels, metrics pass)"
+timeout 120 "$BUILD/tests/profiler_cupti/profiler_cupti_gpu_test" || fail "profiler_cupti_gpu_test"
 
 section "collector overhead (batch 16) and record loss (100k kernels)"
 timeout 240 "$BUILD/bench/qprof_cupti_overhead" --batch 16 --steps 40 --kernels 100000 ||
