@@ -112,7 +112,6 @@ class CuptiCollector : public Collector {
  private:
   bool metrics_mode() const { return options_.mode == CuptiOptions::Mode::kMetrics; }
   absl::Status StartTrace();
-  void StartMetrics();
   void SetMetricsFailure(const absl::Status& failure);
   void EndMetrics();
   void OnContextTeardown();

@@ -31,13 +31,25 @@ void RangeProfilerSession::Teardown() {
     (void)QPROF_CUPTI_WARN(cuptiProfilerHostDeinitialize(&p));
     host_ = nullptr;
   }
+  if (profiler_initialized_) {
+    CUpti_Profiler_DeInitialize_Params p = {CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE};
+    (void)QPROF_CUPTI_WARN(cuptiProfilerDeInitialize(&p));
+    profiler_initialized_ = false;
+  }
 }
 
 absl::Status RangeProfilerSession::Begin(CUcontext ctx) {
   if (object_ != nullptr) return absl::OkStatus();
+  absl::Status s = BeginImpl(ctx);
+  if (!s.ok()) Teardown();  // release whatever the failed setup created
+  return s;
+}
+
+absl::Status RangeProfilerSession::BeginImpl(CUcontext ctx) {
   ctx_ = ctx;
   CUpti_Profiler_Initialize_Params init = {CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
   RETURN_IF_ERROR(QPROF_CUPTI_FATAL(cuptiProfilerInitialize(&init)));
+  profiler_initialized_ = true;
 
   uint32_t device = 0;
   RETURN_IF_ERROR(QPROF_CUPTI_FATAL(cuptiGetDeviceId(ctx, &device)));

@@ -56,6 +56,7 @@ class RangeProfilerSession {
   const MetricPlan& plan() const { return plan_; }
 
  private:
+  absl::Status BeginImpl(CUcontext ctx);
   void Teardown();
 
   const size_t max_kernels_;
@@ -70,6 +71,7 @@ class RangeProfilerSession {
   size_t passes_ = 0;
   CUpti_Profiler_Host_Object* host_ = nullptr;
   CUpti_RangeProfiler_Object* object_ = nullptr;
+  bool profiler_initialized_ = false;
 };
 
 }  // namespace qprof::profiler::cupti
