@@ -13,8 +13,12 @@ absl::StatusOr<proto::Trace> ImportQtrace(const std::string& path, const ImportO
 #ifdef QPROF_HAVE_TRACE_IO
   ASSIGN_OR_RETURN(proto::Trace trace, ReadTrace(path));
   proto::TraceHeader* h = trace.mutable_header();
-  if (h->source_path().empty()) h->set_source_path(path);
-  if (h->source_kind().empty()) h->set_source_kind("qtrace");
+  // A .qtrace saved by `qprof import` remembers what it was converted from.
+  if (!h->source_kind().empty() && h->source_kind() != "qtrace") {
+    h->add_notes(absl::StrCat("converted from ", h->source_kind(), " ", h->source_path()));
+  }
+  h->set_source_path(path);
+  h->set_source_kind("qtrace");
   if (trace.truncated()) {
     h->mutable_collector()->add_warnings(
         absl::StrCat(path, ": truncated trace read up to its last whole frame (",

@@ -1,5 +1,6 @@
 // Our own .qtrace files, read through proto/trace_io.h. The trace keeps its provenance
-// (measured, modelled, ...); only source_path and source_kind are set when empty.
+// (measured, imported, modelled); source_kind becomes "qtrace" and source_path this file,
+// and a trace converted by `qprof import` gets a note naming what it was converted from.
 #ifndef QPROF_ANALYSIS_IMPORTERS_QTRACE_QTRACE_IMPORTER_H_
 #define QPROF_ANALYSIS_IMPORTERS_QTRACE_QTRACE_IMPORTER_H_
 
