@@ -58,6 +58,10 @@ bool ActivityDecoder::KeepGpuRecord(uint64_t start, uint64_t end) {
     ++stats_.records_outside_window;
     return false;
   }
+  if (activities_.size() >= max_activities_) {
+    ++stats_.over_cap;
+    return false;
+  }
   return true;
 }
 
@@ -284,6 +288,11 @@ void ActivityDecoder::Finish(proto::Trace* trace) {
   if (nvtx_.unclosed() > 0) {
     s->add_warnings(std::to_string(nvtx_.unclosed()) +
                     " NVTX ranges were still open at the end; closed at the last timestamp");
+  }
+  if (stats_.over_cap > 0) {
+    s->add_warnings(std::to_string(stats_.over_cap) + " GPU records beyond the limit of " +
+                    std::to_string(max_activities_) +
+                    " kept in memory were left out (use --duration to profile a window)");
   }
   if (stats_.records_outside_window > 0) {
     s->add_warnings(std::to_string(stats_.records_outside_window) +

@@ -62,6 +62,7 @@ struct DecoderStats {
   uint64_t kernels = 0;
   uint64_t graph_kernels = 0;      // kernel records with a nonzero graph id
   uint64_t unattributed = 0;       // GPU records with no launch record for their id
+  uint64_t over_cap = 0;           // GPU records left out past max_activities
 };
 
 class ActivityDecoder {
@@ -76,6 +77,10 @@ class ActivityDecoder {
     window_begin_ = begin_ns;
     window_end_ = end_ns;
   }
+
+  // Keeps at most `n` GPU records in memory (default 4M, roughly 1.2 GB of trace records:
+  // a bound for long injected runs); later ones are counted in stats().over_cap.
+  void SetMaxActivities(size_t n) { max_activities_ = n; }
 
   // Resolves correlation and NVTX paths and moves everything into `trace`: activities
   // and ranges are appended (sorted by start), devices are added when not present, and
@@ -99,6 +104,7 @@ class ActivityDecoder {
   NvtxRangeIndex nvtx_;
   std::unordered_map<uint32_t, uint64_t> external_ids_;  // correlation id -> external id
   int64_t last_timestamp_ = 0;
+  size_t max_activities_ = 4u << 20;
   int64_t window_begin_ = std::numeric_limits<int64_t>::min();
   int64_t window_end_ = std::numeric_limits<int64_t>::max();
   DecoderStats stats_;

@@ -225,3 +225,26 @@ TEST(ActivityDecoderTest, UnknownKindsAreCounted) {
 
 }  // namespace
 }  // namespace qprof::profiler::cupti
+
+namespace qprof::profiler::cupti {
+namespace {
+
+TEST(ActivityDecoderTest, MemoryCapCountsWhatIsLeftOut) {
+  testing::FakeBuffer buf;
+  for (uint32_t i = 0; i < 7; ++i) buf.Append(testing::Kernel("k", 100 + i * 10, 105 + i * 10, i));
+  ActivityDecoder decoder;
+  decoder.SetMaxActivities(5);
+  for (const CUpti_Activity* r : buf.Records()) decoder.Add(r);
+  proto::Trace trace;
+  decoder.Finish(&trace);
+  EXPECT_EQ(trace.activities_size(), 5);
+  EXPECT_EQ(decoder.stats().over_cap, 2u);
+  bool warned = false;
+  for (const std::string& w : trace.header().collector().warnings()) {
+    warned = warned || w.find("beyond the limit of 5") != std::string::npos;
+  }
+  EXPECT_TRUE(warned);
+}
+
+}  // namespace
+}  // namespace qprof::profiler::cupti
