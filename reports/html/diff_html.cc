@@ -225,11 +225,15 @@ std::string KernelSection(const proto::Diff& d) {
     const bool repl = Replaced(r);
     std::string name_cell;
     if (repl) {
-      name_cell = fmt::format("<div><b>{}:</b> {}</div><div><b>{}:</b> {}</div>", Escape(a),
-                              Escape(r.a_name()), Escape(b), Escape(r.b_name()));
+      name_cell = fmt::format(
+          "<div class=\"kn\" tabindex=\"0\"><b>{}:</b> {}</div><div class=\"kn\" "
+          "tabindex=\"0\"><b>{}:</b> {}</div>",
+          Escape(a), Escape(r.a_name()), Escape(b), Escape(r.b_name()));
     } else {
-      name_cell = Escape(only_b ? (r.b_name().empty() ? r.key() : r.b_name())
-                                : (r.a_name().empty() ? r.key() : r.a_name()));
+      name_cell = "<div class=\"kn\" tabindex=\"0\">" +
+                  Escape(only_b ? (r.b_name().empty() ? r.key() : r.b_name())
+                                : (r.a_name().empty() ? r.key() : r.a_name())) +
+                  "</div>";
     }
     const std::string cls = only_b ? r.b_class() : r.a_class();
     std::string cls_cell = html::ClassPill(cls);

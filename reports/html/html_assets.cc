@@ -46,6 +46,9 @@ th[aria-sort="descending"]::after { content:" \25BC"; font-size:10px; }
 td.num, th.num { text-align:right; font-variant-numeric:tabular-nums; white-space:nowrap; }
 td.kname { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, "DejaVu Sans Mono", monospace;
   font-size:12px; overflow-wrap:anywhere; min-width:240px; }
+/* Long template names: three lines until hovered or focused; the full name is in the DOM. */
+td.kname .kn { display:-webkit-box; -webkit-box-orient:vertical; -webkit-line-clamp:3; line-clamp:3; overflow:hidden; }
+td.kname:hover .kn, td.kname:focus-within .kn, td.kname .kn:focus { -webkit-line-clamp:unset; line-clamp:unset; overflow:visible; }
 tr.gone td { background:#fdf3e3; } tr.new td { background:#e6f5ef; }
 .cls { display:inline-block; padding:0 6px; border-radius:4px; font-size:12px; font-weight:600; }
 .cls-tensor { background:var(--tensor); color:#fff; } .cls-simt { background:var(--simt); color:#111; }
@@ -61,6 +64,7 @@ tr.gone td { background:#fdf3e3; } tr.new td { background:#e6f5ef; }
 .b-sass { background:#e8eaf6; border-color:#9fa8da; color:#283593; }
 .b-registry { background:#e0f2f1; border-color:#80cbc4; color:#00564e; }
 .b-name_rule { background:#f1f1f1; border-color:#c4c4c4; color:#333; }
+.b-none { background:#f3f4f6; border-color:#d0d4da; color:#444; }
 .b-unknown { background:#fde8e8; border-color:#e5a3a3; color:#7d1d1d; }
 .controls { display:flex; flex-wrap:wrap; gap:8px; align-items:center; margin:6px 0 8px; }
 .controls input, .controls select { font:inherit; padding:3px 6px; border:1px solid var(--line); border-radius:5px; }
@@ -83,6 +87,7 @@ footer { margin-top:18px; color:var(--muted); font-size:12px; }
   main { max-width:none; padding:0; }
   section { break-inside:avoid; border-color:#bbb; }
   .controls { display:none; }
+  td.kname .kn { -webkit-line-clamp:unset; line-clamp:unset; overflow:visible; }
   th { position:static; }
   .cls, .sharebar, .badge, .banner, tr.gone td, tr.new td { -webkit-print-color-adjust:exact; print-color-adjust:exact; }
 }

@@ -51,7 +51,7 @@ std::string Headline(const proto::Profile& p) {
     out += Card("Tokens/s", FormatSig3(t.tokens_per_s()), pb, "tokens-per-s",
                 fmt::format("data-value=\"{}\"", html::Num(t.tokens_per_s(), 4)));
   } else {
-    out += Card("Tokens/s", "n/a", Badge("unknown", "no token count in the input"),
+    out += Card("Tokens/s", "n/a", Badge("none", "no token count in the input"),
                 "tokens-per-s", "data-value=\"\"");
   }
   out += Card("Kernel time", FormatNs(static_cast<double>(t.kernel_time_ns())),

@@ -104,8 +104,8 @@ std::string BottleneckSection(const proto::Profile& p, const std::string& id_pre
   for (int i = 0; i < p.kernels_size(); ++i) {
     const auto& k = p.kernels(i);
     out += fmt::format(
-        "<tr data-class=\"{}\" data-time-ns=\"{}\" data-share=\"{}\"{}>{}<td class=\"kname\">{}"
-        "</td><td>{}</td><td>{}</td><td>{}</td>{}{}{}{}",
+        "<tr data-class=\"{}\" data-time-ns=\"{}\" data-share=\"{}\"{}>{}<td class=\"kname\">"
+        "<div class=\"kn\" tabindex=\"0\">{}</div></td><td>{}</td><td>{}</td><td>{}</td>{}{}{}{}",
         Escape(k.class_()), k.time_ns(), Num(k.share(), 6),
         k.has_tensor_pipe_pct() ? fmt::format(" data-tensor-pipe-pct=\"{}\"",
                                               Num(k.tensor_pipe_pct(), 3))

@@ -39,10 +39,11 @@ void ProfileHeadline(const proto::Profile& p, Ctx& c) {
   } else {
     c.Line(fmt::format("  tokens/s   n/a  (the input has no token count or wall time)"));
   }
-  c.out += FitOrWrap(fmt::format("kernels    {} launches, {} kernel time, {} busy (union) [{}]",
+  c.out += FitOrWrap(fmt::format("kernels    {} launches, {} kernel time, {} busy (union)",
                                   t.kernel_count(), FormatNs(t.kernel_time_ns()),
-                                  FormatNs(t.busy_time_ns()), prov),
+                                  FormatNs(t.busy_time_ns())),
                       c.width, "  ");
+  c.out += FitOrWrap("times      " + prov, c.width, "  ");
   for (const auto& s : p.sources()) {
     c.out += FitOrWrap(fmt::format("source     {} ({}{})", s.path(), s.kind(),
                                    s.truncated() ? ", truncated" : ""),
@@ -57,6 +58,7 @@ void ProfileClasses(const proto::Profile& p, Ctx& c) {
   TextTable t({{"class"}, {"time", TextTable::kRight}, {"share", TextTable::kRight},
                {"calls", TextTable::kRight}});
   for (const auto& r : p.classes()) {
+    if (r.time_ns() == 0) continue;
     t.AddRow({ClassCell(r.class_()), {FormatNs(r.time_ns())}, {FormatShare(r.share())},
               {std::to_string(r.calls())}});
   }

@@ -1,6 +1,7 @@
 #include "reports/terminal/terminal_util.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "reports/common/format.h"
@@ -9,44 +10,117 @@ namespace qprof::reports {
 
 int ClampWidth(int w) { return std::clamp(w, 80, 200); }
 
-// Drops a leading "void " and, when still too long, collapses template arguments to <...>
-// before cutting the middle: the kernel's base name is what a reader recognises.
+namespace {
+
+void ReplaceAll(std::string& s, const std::string& from, const std::string& to) {
+  for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size())) {
+    s.replace(p, from.size(), to);
+  }
+}
+
+bool IsIdentChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+}
+
+// The identifier inside template arguments that tells kernels of one family apart: the
+// last "...Functor", else the longest identifier that is not a type or plumbing word.
+std::string KeyIdentifier(const std::string& args, const std::string& base) {
+  static const char* kStop[] = {"BFloat16", "Half", "float", "double", "int", "unsigned",
+                                "char", "long", "bool", "true", "false", "lambda", "const",
+                                "TensorIteratorBase", "Array", "array", "gpu_kernel_impl_nocast",
+                                "gpu_kernel_impl", "OpaqueType", "LoadWithCast", "StoreWithCast",
+                                "TrivialOffsetCalculator", "OffsetCalculator", "operator",
+                                "__nv_bfloat16", "__half", "signed", "short", "size_t"};
+  std::string functor, longest;
+  for (size_t i = 0; i < args.size();) {
+    if (!IsIdentChar(args[i])) {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j < args.size() && IsIdentChar(args[j])) ++j;
+    std::string id = args.substr(i, j - i);
+    i = j;
+    if (std::isdigit(static_cast<unsigned char>(id[0])) || id == base) continue;
+    if (id.find("Functor") != std::string::npos || id.find("functor") != std::string::npos) {
+      functor = id;
+      continue;
+    }
+    bool stop = id.size() < 4;
+    for (const char* w : kStop) stop |= id == w;
+    if (!stop && id.size() > longest.size()) longest = id;
+  }
+  return functor.empty() ? longest : functor;
+}
+
+}  // namespace
+
 std::string ShortKernelName(std::string name, size_t width) {
   if (name.rfind("void ", 0) == 0) name = name.substr(5);
   if (name.size() <= width) return name;
-  std::string collapsed;
-  int depth = 0;
-  for (char c : name) {
-    if (c == '<') {
-      if (depth++ == 0) collapsed += "<...>";
-      continue;
-    }
-    if (c == '>' && depth > 0) {
-      --depth;
-      continue;
-    }
-    if (depth == 0) collapsed += c;
+  // Namespaces every PyTorch / CUTLASS kernel repeats carry no information here.
+  for (const char* ns : {"(anonymous namespace)::", "at::native::", "at::", "c10::",
+                         "cutlass::", "cute::", "std::", "pytorch_flash::", "flash::"}) {
+    ReplaceAll(name, ns, "");
   }
-  if (depth == 0 && !collapsed.empty()) name = collapsed;
+  // The parameter list: from the first '(' outside template arguments.
+  int depth = 0;
+  for (size_t i = 0; i < name.size(); ++i) {
+    if (name[i] == '<') ++depth;
+    if (name[i] == '>' && depth > 0) --depth;
+    if (name[i] == '(' && depth == 0 && i > 0) {
+      name.resize(i);
+      break;
+    }
+  }
+  if (name.size() <= width) return name;
+  const size_t lt = name.find('<');
+  if (lt != std::string::npos && lt > 0) {
+    const std::string base = name.substr(0, lt);
+    const std::string key = KeyIdentifier(name.substr(lt), base);
+    const std::string args = key.empty() ? "<...>" : "<.." + key + "..>";
+    std::string shorter = base + args;
+    // Too long still: shorten the base name rather than the key that tells kernels apart.
+    if (shorter.size() > width && width >= args.size() + 10) {
+      shorter = Ellipsize(base, width - args.size()) + args;
+    }
+    if (shorter.size() < name.size()) name = shorter;
+  }
   return Ellipsize(name, width);
 }
 
-// Word-wraps `text` to `width` columns with `indent` on every line.
+// Word-wraps `text` to `width` columns with `indent` on the first line and spaces of the
+// same width plus two on the others; words longer than a line are cut.
 std::string Wrap(const std::string& text, size_t width, const std::string& indent) {
+  const std::string cont(indent.size() + 2, ' ');
   std::string out, line = indent;
+  size_t start_len = indent.size();
   size_t pos = 0;
   while (pos < text.size()) {
     size_t sp = text.find(' ', pos);
     std::string word = text.substr(pos, sp == std::string::npos ? std::string::npos : sp - pos);
     pos = sp == std::string::npos ? text.size() : sp + 1;
-    if (line.size() > indent.size() && line.size() + 1 + word.size() > width) {
+    if (word.empty()) continue;
+    if (line.size() > start_len && line.size() + 1 + word.size() > width) {
       out += line + "\n";
-      line = indent + "  ";
+      line = cont;
+      start_len = cont.size();
     }
-    if (line.size() > indent.size() && line.back() != ' ') line += ' ';
+    while (line.size() + (line.size() > start_len ? 1 : 0) + word.size() > width &&
+           width > start_len + 1) {
+      // A word longer than the room left: cut it.
+      const size_t room = width - line.size() - (line.size() > start_len ? 1 : 0);
+      if (line.size() > start_len) line += ' ';
+      line += word.substr(0, room);
+      word = word.substr(room);
+      out += line + "\n";
+      line = cont;
+      start_len = cont.size();
+    }
+    if (line.size() > start_len) line += ' ';
     line += word;
   }
-  if (line.size() > indent.size()) out += line + "\n";
+  if (line.size() > start_len) out += line + "\n";
   return out;
 }
 

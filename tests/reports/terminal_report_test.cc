@@ -6,6 +6,7 @@
 
 #include "gtest/gtest.h"
 #include "reports/common/format.h"
+#include "reports/terminal/terminal_util.h"
 #include "tests/reports/fixtures.h"
 
 namespace qprof::reports {
@@ -128,6 +129,44 @@ TEST(FormatTest, Units) {
     }
   }
   EXPECT_NE(static_cast<unsigned char>(e[e.size() - 1]), 0xC3);
+}
+
+}  // namespace
+}  // namespace qprof::reports
+
+namespace qprof::reports {
+namespace {
+
+TEST(ShortKernelNameTest, KeepsWhatTellsKernelsApart) {
+  const std::string mul =
+      "void at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_impl_nocast<"
+      "at::native::BinaryFunctor<c10::BFloat16, c10::BFloat16, c10::BFloat16, "
+      "at::native::binary_internal::MulFunctor<float> > >(at::TensorIteratorBase&, "
+      "at::native::BinaryFunctor<c10::BFloat16, c10::BFloat16, c10::BFloat16, "
+      "at::native::binary_internal::MulFunctor<float> > const&)::{lambda(int)#1}>(int, "
+      "at::native::gpu_kernel_impl_nocast<...>)";
+  EXPECT_EQ(ShortKernelName(mul, 40), "elementwise_kernel<..MulFunctor..>");
+  const std::string silu =
+      "void at::native::vectorized_elementwise_kernel<4, at::native::(anonymous "
+      "namespace)::silu_kernel(at::TensorIteratorBase&)::{lambda()#1}::operator()() const::"
+      "{lambda()#6}::operator()() const::{lambda(c10::BFloat16)#1}, std::array<char*, 2> >"
+      "(int, at::native::(anonymous namespace)::silu_kernel)";
+  EXPECT_EQ(ShortKernelName(silu, 46), "vectorized_elementwise_kernel<..silu_kernel..>");
+  EXPECT_EQ(ShortKernelName("void short_kernel<1>(int)", 40), "short_kernel<1>(int)");
+  EXPECT_LE(ShortKernelName(std::string(300, 'x'), 30).size(), 30u);
+}
+
+TEST(WrapTest, ContinuationIsIndentedAndLongWordsAreCut) {
+  std::string w = Wrap("alpha beta gamma " + std::string(50, 'z'), 20, "  ! ");
+  std::istringstream in(w);
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) {
+    EXPECT_LE(line.size(), 20u) << line;
+    if (n++ > 0) EXPECT_EQ(line.rfind("      ", 0), 0u) << line;
+  }
+  EXPECT_GE(n, 4);
+  EXPECT_EQ(w.rfind("  ! alpha beta gamma", 0), 0u);
 }
 
 }  // namespace
