@@ -93,5 +93,28 @@ TEST_F(CuptiGpuTest, MetricsPassMeasuresOrSaysWhyNot) {
   EXPECT_LT(trace.activities(0).metrics().tensor_pipe_pct(), 1.0);  // no MMA in TinyKernel
 }
 
+// Last on purpose: resets the device. The teardown hook (what the injection library uses
+// to write its trace) runs inside cudaDeviceReset, after the forced flush, so the kernels
+// launched before the reset are in the trace.
+TEST_F(CuptiGpuTest, DeviceResetFlushesAndCallsTheTeardownHook) {
+  bool hook_called = false;
+  CuptiOptions options;
+  options.on_context_teardown = [&hook_called] { hook_called = true; };
+  auto collector = MakeCuptiCollector(options);
+  ASSERT_TRUE(collector.ok());
+  ASSERT_TRUE((*collector)->Start().ok());
+  for (int i = 0; i < 10; ++i) ASSERT_EQ(BenchLaunchTinyKernel(out_), 0);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  ASSERT_EQ(cudaDeviceReset(), cudaSuccess);
+  out_ = nullptr;  // freed by the reset
+  EXPECT_TRUE(hook_called);
+  ASSERT_TRUE((*collector)->Stop().ok());
+  proto::Trace trace;
+  ASSERT_TRUE((*collector)->Flush(&trace).ok());
+  int kernels = 0;
+  for (const proto::Activity& a : trace.activities()) kernels += a.kind() == proto::ACTIVITY_KIND_KERNEL;
+  EXPECT_EQ(kernels, 10);
+}
+
 }  // namespace
 }  // namespace qprof::profiler::cupti
