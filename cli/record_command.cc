@@ -225,6 +225,10 @@ absl::Status RunRecord(const RecordOptions& o) {
       fmt::print(stderr, "qprof: the metrics pass wrote no metrics; traces have times only\n");
     } else {
       RETURN_IF_ERROR(JoinMetricsPass(traces, metric_files));
+      // The metrics now live in the traces; the pass files have no usable times.
+      for (const std::string& f : metric_files) std::remove(f.c_str());
+      fmt::print(stderr, "qprof: joined {} metrics pass file(s) into the traces\n",
+                 metric_files.size());
     }
   }
   std::vector<proto::Trace> loaded;

@@ -84,7 +84,8 @@ void WriteTraceOnce() {
     }
     qprof::proto::TraceHeader* h = trace.mutable_header();
     h->set_schema_version(qprof::kTraceSchemaVersion);
-    h->set_source_kind("qtrace");
+    // A metrics pass has no meaningful times: mark it so nobody analyses it as a trace.
+    h->set_source_kind(s->metrics ? "cupti-metrics-pass" : "qtrace");
     qprof::proto::RunInfo* run = h->mutable_run();
     run->set_backend("cuda");
     run->set_command_line(CommandLine());
