@@ -115,7 +115,18 @@ void AppendJsonString(std::string& out, const std::string& s) {
   out += '"';
 }
 
-std::string TraceToPerfettoJson(const proto::Trace& trace) {
+namespace {
+
+struct TraceStats {
+  int64_t origin = 0;
+  uint64_t invalid = 0;
+  uint64_t open_ranges = 0;
+};
+
+// Appends the events of one trace. Devices become processes pid_base + device id, NVTX
+// ranges the process pid_base + 1000000; `prefix` goes before every process name.
+TraceStats AppendTrace(std::string& out, const proto::Trace& trace, uint32_t pid_base,
+                       const std::string& prefix, uint64_t& next_tid) {
   // Origin: the earliest valid start among activities and ranges.
   int64_t origin = std::numeric_limits<int64_t>::max();
   for (const auto& a : trace.activities())
@@ -143,11 +154,10 @@ std::string TraceToPerfettoJson(const proto::Trace& trace) {
     return x->end_ns() > y->end_ns();
   };
 
-  std::string out = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
-  uint64_t next_tid = 1;
   std::map<uint32_t, bool> device_named;
   for (auto& [key, acts] : streams) {
-    const auto [device, stream] = key;
+    const auto [device_id, stream] = key;
+    const uint32_t device = pid_base + device_id;
     std::stable_sort(acts.begin(), acts.end(), by_start);
     LanePacker packer;
     std::vector<int> lane_of(acts.size());
@@ -156,11 +166,11 @@ std::string TraceToPerfettoJson(const proto::Trace& trace) {
     }
     if (!device_named[device]) {
       device_named[device] = true;
-      auto it = device_names.find(device);
+      auto it = device_names.find(device_id);
       AppendMeta(out, "process_name", device, 0,
-                 fmt::format("GPU {}{}", device, it == device_names.end() || it->second.empty()
-                                                     ? ""
-                                                     : ": " + it->second));
+                 fmt::format("{}GPU {}{}", prefix, device_id,
+                             it == device_names.end() || it->second.empty() ? ""
+                                                                            : ": " + it->second));
       out += fmt::format("{{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":{},\"tid\":0,"
                          "\"args\":{{\"sort_index\":{}}}}},\n",
                          device, device);
@@ -211,7 +221,7 @@ std::string TraceToPerfettoJson(const proto::Trace& trace) {
   }
   // NVTX ranges: one process, one track per (pid, tid) of the annotating thread, split
   // into lanes where ranges overlap without nesting (start/end ranges may).
-  constexpr uint32_t kNvtxPid = 1000000;
+  const uint32_t kNvtxPid = pid_base + 1000000;
   std::map<std::pair<uint32_t, uint64_t>, std::vector<const proto::NvtxRange*>> threads;
   uint64_t open_ranges = 0;
   for (const auto& r : trace.ranges()) {
@@ -222,7 +232,7 @@ std::string TraceToPerfettoJson(const proto::Trace& trace) {
     threads[{r.pid(), r.tid()}].push_back(&r);
   }
   if (!threads.empty()) {
-    AppendMeta(out, "process_name", kNvtxPid, 0, "NVTX ranges");
+    AppendMeta(out, "process_name", kNvtxPid, 0, prefix + "NVTX ranges");
     out += fmt::format("{{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":{0},\"tid\":0,"
                        "\"args\":{{\"sort_index\":{0}}}}},\n",
                        kNvtxPid);
@@ -253,15 +263,58 @@ std::string TraceToPerfettoJson(const proto::Trace& trace) {
       out += "}},\n";
     }
   }
-  // Trailer: otherData carries the time origin and what was left out.
+  return {origin, invalid, open_ranges};
+}
+
+}  // namespace
+
+std::string TracesToPerfettoJson(const std::vector<const proto::Trace*>& traces) {
+  std::string out = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
+  uint64_t next_tid = 1;
+  std::vector<TraceStats> stats;
+  for (size_t i = 0; i < traces.size(); ++i) {
+    const proto::Trace& t = *traces[i];
+    std::string prefix;
+    if (traces.size() > 1) {
+      std::string src = t.header().source_path();
+      if (src.empty()) src = "trace " + std::to_string(i + 1);
+      prefix = src.substr(src.find_last_of('/') == std::string::npos ? 0
+                                                                      : src.find_last_of('/') + 1) +
+               ": ";
+    }
+    stats.push_back(AppendTrace(out, t, static_cast<uint32_t>(i) * 2000000, prefix, next_tid));
+  }
   // Every event above ends with ",\n"; JSON wants no comma after the last one.
   if (out.size() >= 2 && out.compare(out.size() - 2, 2, ",\n") == 0) out.erase(out.size() - 2, 1);
   out += "],";
+  // otherData: the time origin (of the first trace) and what was left out, per input.
+  uint64_t invalid = 0, open_ranges = 0;
+  bool truncated = false;
+  std::string inputs;
+  for (size_t i = 0; i < stats.size(); ++i) {
+    invalid += stats[i].invalid;
+    open_ranges += stats[i].open_ranges;
+    truncated |= traces[i]->truncated();
+    inputs += fmt::format("{}{{\"pid_base\":{},\"time_origin_ns\":{},\"source\":", i ? "," : "",
+                          i * 2000000, stats[i].origin);
+    AppendJsonString(inputs, traces[i]->header().source_path());
+    inputs += "}";
+  }
   out += fmt::format(
       "\"otherData\":{{\"producer\":\"qprof\",\"time_origin_ns\":{},\"invalid_records\":{},"
-      "\"open_ranges\":{},\"truncated\":{}}}}}\n",
-      origin, invalid, open_ranges, trace.truncated() ? "true" : "false");
+      "\"open_ranges\":{},\"truncated\":{},\"inputs\":[{}]}}}}\n",
+      stats.empty() ? 0 : stats[0].origin, invalid, open_ranges, truncated ? "true" : "false",
+      inputs);
   return out;
+}
+
+std::string TraceToPerfettoJson(const proto::Trace& trace) {
+  return TracesToPerfettoJson({&trace});
+}
+
+absl::Status WritePerfettoJson(const std::vector<const proto::Trace*>& traces,
+                               const std::string& path) {
+  return WriteFileAtomic(path, TracesToPerfettoJson(traces));
 }
 
 absl::Status WritePerfettoJson(const proto::Trace& trace, const std::string& path) {

@@ -16,6 +16,7 @@
 #define QPROF_REPORTS_PERFETTO_PERFETTO_EXPORT_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -25,6 +26,13 @@ namespace qprof::reports {
 
 std::string TraceToPerfettoJson(const proto::Trace& trace);
 absl::Status WritePerfettoJson(const proto::Trace& trace, const std::string& path);
+
+// Several traces in one file (e.g. one per rank, each on its own clock): trace i's
+// processes are numbered from i * 2000000 and named after its source file; otherData.inputs
+// lists each trace's pid base and time origin.
+std::string TracesToPerfettoJson(const std::vector<const proto::Trace*>& traces);
+absl::Status WritePerfettoJson(const std::vector<const proto::Trace*>& traces,
+                               const std::string& path);
 
 // Appends `s` to `out` as a JSON string literal (with quotes).
 void AppendJsonString(std::string& out, const std::string& s);

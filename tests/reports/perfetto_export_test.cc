@@ -176,3 +176,25 @@ TEST(PerfettoExportTest, ManyOverlapsStillNest) {
 
 }  // namespace
 }  // namespace qprof::reports
+
+namespace qprof::reports {
+namespace {
+
+TEST(PerfettoExportTest, SeveralTracesGetTheirOwnProcesses) {
+  proto::Trace a = testing::MakeFixtureTrace(), b = testing::MakeFixtureTrace();
+  a.mutable_header()->set_source_path("/x/rank0.qtrace");
+  b.mutable_header()->set_source_path("/x/rank1.qtrace");
+  for (auto& act : *b.mutable_activities()) {
+    act.set_start_ns(act.start_ns() + 777);
+    act.set_end_ns(act.end_ns() + 777);
+  }
+  Parsed p = Parse(TracesToPerfettoJson({&a, &b}));
+  EXPECT_EQ(p.events.size(), 2u * (a.activities_size() + a.ranges_size()));
+  EXPECT_EQ(p.process_names[0], "rank0.qtrace: GPU 0: NVIDIA H200 (fixture)");
+  EXPECT_EQ(p.process_names[2000000], "rank1.qtrace: GPU 0: NVIDIA H200 (fixture)");
+  EXPECT_EQ(p.process_names[3000000], "rank1.qtrace: NVTX ranges");
+  ExpectNestingPerTrack(p.events);
+}
+
+}  // namespace
+}  // namespace qprof::reports
