@@ -14,10 +14,12 @@
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "base/absl_fmt.h"
 #include "base/file_util.h"
 #include "base/status_macros.h"
 #include "cli/command.h"
+#include "cli/model_run.h"
 #include "fmt/core.h"
 #include "proto/trace_io.h"
 #include "runtime/run.h"
@@ -29,6 +31,7 @@ struct RunArgs {
   runtime::RunOptions options;
   std::string format = "both";
   std::string out_dir = "qprof-out";
+  ModelCliOptions model;  // --target, --model-param, --no-model-projection (cli/model_run.h)
   std::vector<std::string> argv;
 };
 
@@ -97,9 +100,21 @@ void PrintSummary(const std::string& format, const runtime::RunResult& r,
 }
 
 absl::Status RunCommand(const RunArgs& args) {
+  const std::string command_line = absl::StrJoin(args.argv, " ");
+  if (args.options.backend == "model") {
+    return RunModelBackend(args.options, args.format, args.options.moe_backend, args.model,
+                           args.out_dir, command_line)
+        .status();
+  }
+  if (args.options.moe_backend.find(',') != std::string::npos) {
+    return absl::InvalidArgumentError(absl::StrCat("--moe-backend ", args.options.moe_backend,
+                                                   ": a list of MoE backends needs --backend model"));
+  }
   std::vector<double> tps;
+  bool on_host = false;
   for (const std::string& format : FormatsToRun(args.format)) {
     ASSIGN_OR_RETURN(runtime::RunResult r, RunFormat(args, format));
+    on_host |= r.trace.header().provenance() == proto::PROVENANCE_MEASURED_HOST;
     ASSIGN_OR_RETURN(std::string path, WriteFormatTrace(args, format, r));
     PrintSummary(format, r, path);
     const auto& run = r.trace.header().run();
@@ -107,6 +122,13 @@ absl::Status RunCommand(const RunArgs& args) {
   }
   if (tps.size() == 2 && tps[0] > 0) {
     fmt::print("nvfp4 / mxfp4 decode throughput on this host: {:.2f}x\n", tps[1] / tps[0]);
+  }
+  if (on_host) {
+    // Measured on the host CPU: add what the same workload would do on --target (default
+    // the story's RTX PRO 6000), written and labelled as modelled.
+    RETURN_IF_ERROR(
+        AddModelProjection(args.options, args.format, args.model, args.out_dir, command_line)
+            .status());
   }
   return absl::OkStatus();
 }
@@ -120,8 +142,9 @@ void RegisterRunCommand(CLI::App& app, CommandRunner& runner) {
   runtime::RunOptions& o = args->options;
   cmd->add_option("--backend", o.backend,
                   "Where to run: cpu (host CPU, timed per kernel), cuda (GPU, CUPTI), auto "
-                  "(cuda when a GPU is present)")
-      ->check(CLI::IsMember({"cpu", "cuda", "auto"}))
+                  "(cuda when a GPU is present), model (projected onto --target from the "
+                  "weight-free decode plan; no GPU, no weights)")
+      ->check(CLI::IsMember({"cpu", "cuda", "auto", "model"}))
       ->capture_default_str();
   cmd->add_option("--model", o.model,
                   "Model: a preset (tiny, small, v4-flash) or a JSON config file")
@@ -143,8 +166,19 @@ void RegisterRunCommand(CLI::App& app, CommandRunner& runner) {
   cmd->add_option("--moe-backend", o.moe_backend,
                   "MoE kernel path: auto (mxfp4 -> slot_gemv, nvfp4 -> w4a16_mma or fp4_mma), "
                   "slot_gemv, w4a16_mma, fp4_mma (on the CPU both MMA paths run the grouped "
-                  "kernel)")
-      ->check(CLI::IsMember({"auto", "slot_gemv", "w4a16_mma", "fp4_mma"}))
+                  "kernel); with --backend model a comma list models each path")
+      ->check(CLI::Validator(
+          [](std::string& value) -> std::string {
+            for (absl::string_view item : absl::StrSplit(value, ',')) {
+              if (item != "auto" && item != "slot_gemv" && item != "w4a16_mma" &&
+                  item != "fp4_mma") {
+                return absl::StrCat("'", std::string(item),
+                                    "' is not one of auto, slot_gemv, w4a16_mma, fp4_mma");
+              }
+            }
+            return std::string();
+          },
+          "auto|slot_gemv|w4a16_mma|fp4_mma[,...]"))
       ->capture_default_str();
   cmd->add_option("--mla-kernel", o.mla_kernel,
                   "Sparse-MLA variant recorded: auto (simt with slot_gemv, else mma), simt, mma")
@@ -152,6 +186,12 @@ void RegisterRunCommand(CLI::App& app, CommandRunner& runner) {
       ->capture_default_str();
   cmd->add_option("--layers", o.layers, "Run only the first N layers (0 = all)")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--tp", o.tp,
+                  "Tensor-parallel degree: per-rank shapes plus all-reduces (--backend model "
+                  "models the ranks' interconnect; the CPU backend runs tp 1 only)")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  AddModelOptions(cmd, args->model);
   cmd->add_option("--seed", o.seed, "Seed of the synthetic weights, prompts and caches")
       ->capture_default_str();
   cmd->add_option("--threads", o.threads, "CPU threads (0 = all cores)")

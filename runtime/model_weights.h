@@ -76,6 +76,12 @@ absl::StatusOr<ModelWeights> LoadCheckpointWeights(const std::string& dir,
                                                    const ModelConfig& c,
                                                    kernels::Fp4Format format, int layers);
 
+// Writes the synthetic weights (unquantized, F32) of `layers` layers as one safetensors
+// file with the tensor names LoadCheckpointWeights reads: the input for `qprof quantize`
+// (exclude the non-expert tensors to keep them BF16/F32, as published checkpoints do).
+absl::Status WriteSyntheticSafetensors(const ModelConfig& c, uint64_t seed, int layers,
+                                       const std::string& path);
+
 }  // namespace qprof::runtime
 
 #endif  // QPROF_RUNTIME_MODEL_WEIGHTS_H_

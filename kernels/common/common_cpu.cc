@@ -19,6 +19,7 @@ absl::Status Null(const char* kernel, const char* field) {
 
 // Rows of W converted from BF16 per tile; 8 rows of up to 8K floats stay in L2.
 constexpr int kGemmRowTile = 8;
+constexpr int64_t kInlineWork = 1 << 16;
 
 QPROF_CPU_CLONES void GemmTile(const DenseGemmParams& p, int64_t r0, int64_t r1,
                                std::vector<float>& wbuf) {
@@ -136,7 +137,9 @@ absl::Status DenseGemmReferenceCpu(const DenseGemmParams& p) {
 
 absl::Status DenseGemmCpu(const DenseGemmParams& p) {
   if (absl::Status s = CheckGemm(p); !s.ok()) return s;
-  ParallelFor(p.pool, (p.n + kGemmRowTile - 1) / kGemmRowTile, 1, [&](int64_t b, int64_t e) {
+  // Waking a worker costs microseconds; below ~64K multiply-adds run on the caller.
+  ThreadPool* pool = int64_t{p.m} * p.n * p.k < kInlineWork ? nullptr : p.pool;
+  ParallelFor(pool, (p.n + kGemmRowTile - 1) / kGemmRowTile, 1, [&](int64_t b, int64_t e) {
     thread_local std::vector<float> wbuf;
     for (int64_t t = b; t < e; ++t) {
       GemmTile(p, t * kGemmRowTile, std::min<int64_t>(p.n, (t + 1) * kGemmRowTile), wbuf);

@@ -18,6 +18,8 @@ namespace {
 // Output rows per work item. 16 rows of a 4096-wide FP32 tile = 256 KiB: stays in L2
 // while every token of the expert reuses it (grouped path).
 constexpr int kRowTile = 16;
+// Below this many weight elements decoded per call, worker wake-ups cost more than they save.
+constexpr int64_t kInlineWork = 1 << 16;
 
 struct Dims {
   int64_t dim, inter, block;
@@ -261,8 +263,9 @@ absl::Status MoeSlotGemvCpu(const MoeParams& p) {
     hidden = own_hidden.data();
   }
   std::vector<float> y(slots * d.dim, 0.0f);
+  ThreadPool* pool = slots * 3 * d.inter * d.dim < kInlineWork ? nullptr : p.pool;
   const int64_t up_tiles = (d.inter + kRowTile - 1) / kRowTile;
-  ParallelFor(p.pool, slots * up_tiles, 1, [&](int64_t b, int64_t e) {
+  ParallelFor(pool, slots * up_tiles, 1, [&](int64_t b, int64_t e) {
     thread_local std::vector<float> buf;
     for (int64_t i = b; i < e; ++i) {
       int64_t s = i / up_tiles, r0 = (i % up_tiles) * kRowTile;
@@ -271,7 +274,7 @@ absl::Status MoeSlotGemvCpu(const MoeParams& p) {
     }
   });
   const int64_t down_tiles = (d.dim + kRowTile - 1) / kRowTile;
-  ParallelFor(p.pool, slots * down_tiles, 1, [&](int64_t b, int64_t e) {
+  ParallelFor(pool, slots * down_tiles, 1, [&](int64_t b, int64_t e) {
     thread_local std::vector<float> buf;
     for (int64_t i = b; i < e; ++i) {
       int64_t s = i / down_tiles, r0 = (i % down_tiles) * kRowTile;
@@ -311,8 +314,9 @@ absl::Status MoeGroupedCpu(const MoeParams& p) {
   }
   std::vector<float> y(slots * d.dim, 0.0f);
   const int64_t n_used = static_cast<int64_t>(used.size());
+  ThreadPool* pool = n_used * 3 * d.inter * d.dim < kInlineWork ? nullptr : p.pool;
   const int64_t up_tiles = (d.inter + kRowTile - 1) / kRowTile;
-  ParallelFor(p.pool, n_used * up_tiles, 1, [&](int64_t b, int64_t end) {
+  ParallelFor(pool, n_used * up_tiles, 1, [&](int64_t b, int64_t end) {
     thread_local std::vector<float> buf;
     for (int64_t i = b; i < end; ++i) {
       int64_t e = used[i / up_tiles], r0 = (i % up_tiles) * kRowTile;
@@ -321,7 +325,7 @@ absl::Status MoeGroupedCpu(const MoeParams& p) {
     }
   });
   const int64_t down_tiles = (d.dim + kRowTile - 1) / kRowTile;
-  ParallelFor(p.pool, n_used * down_tiles, 1, [&](int64_t b, int64_t end) {
+  ParallelFor(pool, n_used * down_tiles, 1, [&](int64_t b, int64_t end) {
     thread_local std::vector<float> buf;
     for (int64_t i = b; i < end; ++i) {
       int64_t e = used[i / down_tiles], r0 = (i % down_tiles) * kRowTile;
