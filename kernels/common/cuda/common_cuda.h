@@ -8,7 +8,8 @@
 //    sigmoid + bias, k rounds of a warp arg-max, ties to the lower index), argmax (block per
 //    row, lowest index on ties).
 //  - Dense BF16 GEMM (y = W x): mma.sync m16n8k16 BF16 (qprof_gemm_dense; the LM head
-//    launches the same body as qprof_gemm_lm_head). k must be a multiple of 32.
+//    launches the same body as qprof_gemm_lm_head, the router gate as
+//    qprof_moe_router_gemm). k must be a multiple of 32.
 //  - KV append (qprof_attn_kv_append): the new latent row and index key into the caches.
 #ifndef QPROF_KERNELS_COMMON_CUDA_COMMON_CUDA_H_
 #define QPROF_KERNELS_COMMON_CUDA_COMMON_CUDA_H_
@@ -25,6 +26,8 @@ absl::Status LaunchRmsNorm(const RmsNormParams& p, cudaStream_t stream);
 absl::Status LaunchRope(const RopeParams& p, cudaStream_t stream);
 absl::Status LaunchDenseGemm(const DenseGemmParams& p, cudaStream_t stream);
 absl::Status LaunchLmHead(const DenseGemmParams& p, cudaStream_t stream);
+// The router's gate projection (same kernel body, named qprof_moe_router_gemm).
+absl::Status LaunchRouterGemm(const DenseGemmParams& p, cudaStream_t stream);
 // kv[(b*stride + positions[b]) * d_qk ..] = bf16(kv_new[b]); index_keys likewise.
 absl::Status LaunchKvAppend(const float* kv_new, const float* ik_new, const int32_t* positions,
                             int batch, int stride, int d_qk, int index_dim, uint16_t* kv,

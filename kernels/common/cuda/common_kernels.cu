@@ -121,8 +121,8 @@ __device__ __forceinline__ void DenseGemmMmaBody(const float* __restrict__ x,
     }
   }
 }
-// Two names for one body so that the LM head is attributed separately (registry ids
-// gemm.dense and gemm.lm_head).
+// Three names for one body so that the LM head and the router's gate projection are
+// attributed to their own registry ids (gemm.dense, gemm.lm_head, moe.router).
 extern "C" __global__ void __launch_bounds__(kGemmWarps * 32)
     qprof_gemm_dense(const float* __restrict__ x, const uint16_t* __restrict__ w, float* y, int m,
                      int n, int k, int accumulate) {
@@ -131,6 +131,12 @@ extern "C" __global__ void __launch_bounds__(kGemmWarps * 32)
 extern "C" __global__ void __launch_bounds__(kGemmWarps * 32)
     qprof_gemm_lm_head(const float* __restrict__ x, const uint16_t* __restrict__ w, float* y, int m,
                        int n, int k, int accumulate) {
+  DenseGemmMmaBody(x, w, y, m, n, k, accumulate);
+}
+
+extern "C" __global__ void __launch_bounds__(kGemmWarps * 32)
+    qprof_moe_router_gemm(const float* __restrict__ x, const uint16_t* __restrict__ w, float* y,
+                          int m, int n, int k, int accumulate) {
   DenseGemmMmaBody(x, w, y, m, n, k, accumulate);
 }
 
@@ -252,14 +258,17 @@ absl::Status LaunchRope(const RopeParams& p, cudaStream_t s) {
   return absl::OkStatus();
 }
 
-absl::Status LaunchDenseGemmImpl(const DenseGemmParams& p, cudaStream_t s, bool lm_head) {
-  const char* name = lm_head ? "qprof_gemm_lm_head" : "qprof_gemm_dense";
+absl::Status LaunchDenseGemmImpl(const DenseGemmParams& p, cudaStream_t s, int which) {
+  const char* name = which == 1 ? "qprof_gemm_lm_head" : which == 2 ? "qprof_moe_router_gemm"
+                                                                    : "qprof_gemm_dense";
   if (!p.x || !p.w || !p.y) return Bad(name, "x, w and y must be set");
   if (p.m <= 0 || p.n <= 0 || p.k <= 0) return Bad(name, "m, n, k must be positive");
   if (p.k % 32) return Bad(name, "k must be a multiple of 32 (16-byte weight loads per lane)");
   const dim3 grid((p.n + kGemmWarps * 16 - 1) / (kGemmWarps * 16));
-  if (lm_head) {
+  if (which == 1) {
     qprof_gemm_lm_head<<<grid, kGemmWarps * 32, 0, s>>>(p.x, p.w, p.y, p.m, p.n, p.k, p.accumulate);
+  } else if (which == 2) {
+    qprof_moe_router_gemm<<<grid, kGemmWarps * 32, 0, s>>>(p.x, p.w, p.y, p.m, p.n, p.k, p.accumulate);
   } else {
     qprof_gemm_dense<<<grid, kGemmWarps * 32, 0, s>>>(p.x, p.w, p.y, p.m, p.n, p.k, p.accumulate);
   }
@@ -268,10 +277,13 @@ absl::Status LaunchDenseGemmImpl(const DenseGemmParams& p, cudaStream_t s, bool 
 }
 
 absl::Status LaunchDenseGemm(const DenseGemmParams& p, cudaStream_t s) {
-  return LaunchDenseGemmImpl(p, s, false);
+  return LaunchDenseGemmImpl(p, s, 0);
 }
 absl::Status LaunchLmHead(const DenseGemmParams& p, cudaStream_t s) {
-  return LaunchDenseGemmImpl(p, s, true);
+  return LaunchDenseGemmImpl(p, s, 1);
+}
+absl::Status LaunchRouterGemm(const DenseGemmParams& p, cudaStream_t s) {
+  return LaunchDenseGemmImpl(p, s, 2);
 }
 
 absl::Status LaunchKvAppend(const float* kv_new, const float* ik_new, const int32_t* positions,
