@@ -23,6 +23,17 @@ std::string Label(const proto::DiffSide& s, const char* fallback) {
   return s.label().empty() ? fallback : s.label();
 }
 
+// Escaped text with " -> " shown as an arrow: it reads better on a page (the terminal
+// keeps ASCII).
+std::string Arrows(const std::string& s) {
+  std::string out;
+  size_t pos = 0;
+  for (size_t hit; (hit = s.find(" -> ", pos)) != std::string::npos; pos = hit + 4) {
+    out += Escape(s.substr(pos, hit - pos)) + " &rarr; ";
+  }
+  return out + Escape(s.substr(pos));
+}
+
 std::vector<html::Segment> SideSegments(const proto::DiffSide& s, const proto::Diff& d,
                                         bool is_a) {
   std::vector<html::Segment> segs;
@@ -55,18 +66,9 @@ std::string Hero(const proto::Diff& d) {
   }
   const auto lines = DiffHeadlines(d);
   out += "<section id=\"story\">";
-  // Arrows read better than "->" on a page; the terminal keeps ASCII.
-  auto arrows = [](const std::string& s) {
-    std::string out;
-    size_t pos = 0;
-    for (size_t hit; (hit = s.find(" -> ", pos)) != std::string::npos; pos = hit + 4) {
-      out += Escape(s.substr(pos, hit - pos)) + " &rarr; ";
-    }
-    return out + Escape(s.substr(pos));
-  };
-  if (!lines.empty()) out += "<p class=\"hero\" id=\"headline\">" + arrows(lines[0]) + "</p>";
+  if (!lines.empty()) out += "<p class=\"hero\" id=\"headline\">" + Arrows(lines[0]) + "</p>";
   out += "<ul class=\"story\">";
-  for (size_t i = 1; i < lines.size(); ++i) out += "<li>" + arrows(lines[i]) + "</li>";
+  for (size_t i = 1; i < lines.size(); ++i) out += "<li>" + Arrows(lines[i]) + "</li>";
   out += "</ul>";
   // Side-by-side cards with the split bars.
   out += "<div class=\"grid2\">";
@@ -94,6 +96,30 @@ std::string Hero(const proto::Diff& d) {
     out += html::SplitBarSvg(segs, "split-" + id,
                              "Share of kernel time by pipe class for " + Label(s, id.c_str()),
                              560);
+    out += html::ClassLegend(segs) + "</div>";
+  }
+  out += "</div></section>\n";
+  return out;
+}
+
+std::string ProjectionSection(const proto::Diff* m) {
+  if (m == nullptr) return "";
+  std::string out = fmt::format(
+      "<section id=\"projection\"><h2>Modelled on {} {}</h2><p class=\"small muted\">The same "
+      "two formats projected onto this GPU from the decode plan's work (bytes and FLOPs per "
+      "kernel) and the device spec table. A model, not a measurement: the assumptions are in "
+      "the modelled reports next to this file.</p><ul class=\"story\">",
+      Escape(m->a().device()), Badge("modelled", "modelled"));
+  for (const auto& line : DiffHeadlines(*m)) out += "<li>" + Arrows(line) + "</li>";
+  out += "</ul><div class=\"grid2\">";
+  for (int side = 0; side < 2; ++side) {
+    const auto& s = side == 0 ? m->a() : m->b();
+    const auto segs = SideSegments(s, *m, side == 0);
+    out += fmt::format("<div><h3>{} <span class=\"muted\">{} tok/s (modelled)</span></h3>",
+                       Escape(Label(s, side == 0 ? "A" : "B")),
+                       s.tokens_per_s() > 0 ? FormatSig3(s.tokens_per_s()) : "n/a");
+    out += html::SplitBarSvg(segs, side == 0 ? "model-split-a" : "model-split-b",
+                             "Modelled share of kernel time by pipe class", 560);
     out += html::ClassLegend(segs) + "</div>";
   }
   out += "</div></section>\n";
@@ -370,6 +396,7 @@ std::string RenderDiffHtml(const proto::Diff& diff, const DiffHtmlInputs& inputs
     title = "qprof diff: " + Label(diff.a(), "A") + " vs " + Label(diff.b(), "B");
   }
   std::string body = Hero(diff);
+  body += ProjectionSection(inputs.projection);
   body += RoleSection(diff);
   body += CeilingSection(diff, inputs);
   body += ClassSection(diff);

@@ -40,6 +40,9 @@ absl::Status WriteProfileHtml(const proto::Profile& profile, const std::string& 
 struct DiffHtmlInputs {
   const proto::Profile* a = nullptr;
   const proto::Profile* b = nullptr;
+  // A modelled projection of the same comparison onto a GPU (qprof run on a host without
+  // one): shown beside the measured diff, labelled as modelled.
+  const proto::Diff* projection = nullptr;
 };
 
 std::string RenderDiffHtml(const proto::Diff& diff, const DiffHtmlInputs& inputs = {},

@@ -289,6 +289,10 @@ def check_diff(name, root, diff):
                                        diff.get(side, {}).get("tensor_share", 0), 1e-5),
               f"{name}: tensor share of {side}")
         check(by_id(root, "split-" + side) is not None, f"{name}: no split bar for {side}")
+    host = "host" in diff.get("a", {}).get("provenance", "")
+    banner = by_id(root, "provenance-banner")
+    check(not host or (banner is not None and "host CPU" in text_of(banner)),
+          f"{name}: host CPU diff without the host banner")
     pairs = by_id(root, "role-pairs")
     if roles:
         got = {g["attrs"]["data-key"]: (int(g["attrs"]["data-a-ns"]), int(g["attrs"]["data-b-ns"]))
@@ -341,7 +345,8 @@ def main():
     subprocess.run([args.generator, reports], check=True)
     harness_self_check(chromium, work, profile_dir)
 
-    pages = [("mxfp4", "profile"), ("nvfp4", "profile"), ("host", "profile"), ("diff", "diff")]
+    pages = [("mxfp4", "profile"), ("nvfp4", "profile"), ("host", "profile"), ("diff", "diff"),
+             ("host-diff", "diff")]
     for stem, kind in pages:
         path = os.path.join(reports, stem + ".html")
         with open(os.path.join(reports, stem + ".json"), encoding="utf-8") as f:
@@ -361,6 +366,8 @@ def main():
                os.path.join(args.artifacts, "fixture-host.png"), "1400,1000", profile_dir)
     screenshot(chromium, os.path.join(reports, "diff.html"),
                os.path.join(args.artifacts, "fixture-diff-full.png"), "1400,3400", profile_dir)
+    screenshot(chromium, os.path.join(reports, "host-diff.html"),
+               os.path.join(args.artifacts, "fixture-host-diff.png"), "1400,1000", profile_dir)
 
     if args.qprof:
         out = os.path.join(work, "qprof-out")

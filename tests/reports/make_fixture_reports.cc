@@ -26,6 +26,15 @@ int main(int argc, char** argv) {
   host.mutable_devices(0)->set_name("host CPU (fixture)");
   host.mutable_devices(0)->set_arch("x86_64");
   host.set_label("mxfp4-host");
+  // A host-CPU pair with a modelled GPU projection beside it (what `qprof run` writes on a
+  // machine without a GPU).
+  auto host_b = qprof::testing::MakeFixtureProfile("nvfp4", false);
+  host_b.set_provenance(host.provenance());
+  *host_b.mutable_devices(0) = host.devices(0);
+  host_b.set_label("nvfp4-host");
+  auto host_diff = qprof::testing::MakeFixtureDiff(host, host_b);
+  host_diff.mutable_a()->set_provenance("measured on host CPU (not a GPU)");
+  host_diff.mutable_b()->set_provenance("measured on host CPU (not a GPU)");
   absl::Status st = qprof::MakeDirs(dir);
   auto check = [&](absl::Status s) {
     if (st.ok() && !s.ok()) st = s;
@@ -38,6 +47,9 @@ int main(int argc, char** argv) {
   check(r::WriteProfileHtml(b, dir + "/nvfp4.html"));
   check(r::WriteProfileHtml(host, dir + "/host.html"));
   check(r::WriteDiffHtml(d, dir + "/diff.html", {.a = &a, .b = &b}));
+  check(r::WriteDiffJson(host_diff, dir + "/host-diff.json"));
+  check(r::WriteDiffHtml(host_diff, dir + "/host-diff.html",
+                         {.a = &host, .b = &host_b, .projection = &d}));
   if (!st.ok()) {
     fmt::print(stderr, "make_fixture_reports: {}\n", st.message());
     return 1;
