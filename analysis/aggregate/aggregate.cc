@@ -4,6 +4,7 @@
 #include <cctype>
 #include <map>
 #include <tuple>
+#include <unordered_map>
 
 #include "analysis/aggregate/kernel_name.h"
 #include "proto/vocabulary.h"
@@ -77,6 +78,11 @@ AggregateStats Aggregate(const std::vector<const proto::Trace*>& traces,
   std::map<int64_t, StepAcc> steps;  // from trace 0's step numbers... and all traces
   std::map<std::string, std::tuple<uint64_t, uint64_t, std::string>> class_acc;  // time, calls
   std::map<std::string, proto::RoleRow> role_acc;
+  struct PathInfo {
+    std::pair<uint64_t, uint64_t>* range;  // stable: std::map nodes do not move
+    int64_t step;
+  };
+  std::unordered_map<std::string, PathInfo> path_cache;
   std::vector<proto::KernelRow> rows;
   std::vector<int64_t> trace_first(traces.size(), INT64_MAX), trace_last(traces.size(), INT64_MIN);
 
@@ -112,10 +118,16 @@ AggregateStats Aggregate(const std::vector<const proto::Trace*>& traces,
         devs.push_back(a.device_id());
       }
       if (!a.nvtx_path().empty()) {
-        auto& r = ranges[FoldNvtxPath(a.nvtx_path())];
+        // Paths repeat across launches: fold each distinct path once.
+        auto pc = path_cache.find(a.nvtx_path());
+        if (pc == path_cache.end()) {
+          auto& r = ranges[FoldNvtxPath(a.nvtx_path())];
+          pc = path_cache.emplace(a.nvtx_path(), PathInfo{&r, StepOfPath(a.nvtx_path())}).first;
+        }
+        auto& r = *pc->second.range;
         r.first += d;
         r.second += 1;
-        int64_t step = StepOfPath(a.nvtx_path());
+        int64_t step = pc->second.step;
         if (step >= 0) {
           StepAcc& s = steps[step];
           s.first = std::min(s.first, a.start_ns());
@@ -321,7 +333,9 @@ AggregateStats Aggregate(const std::vector<const proto::Trace*>& traces,
     for (const KernelGroup& g : groups) {
       for (const Launch& l : g.launches) {
         const proto::Activity& a = *l.activity;
-        if (Dur(a) < 0 || StepOfPath(a.nvtx_path()) != rep) continue;
+        if (Dur(a) < 0 || a.nvtx_path().empty()) continue;
+        auto pc = path_cache.find(a.nvtx_path());
+        if (pc == path_cache.end() || pc->second.step != rep) continue;
         proto::TimelineEvent e;
         e.set_name(g.name);
         e.set_device_id(a.device_id());
