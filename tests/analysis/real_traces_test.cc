@@ -8,6 +8,7 @@
 #include "analysis/analyze.h"
 #include "analysis/importers/import.h"
 #include "gtest/gtest.h"
+#include "tests/analysis/fixture_util.h"
 
 namespace qprof {
 namespace {
@@ -107,6 +108,29 @@ TEST(RealTraces, A100AlexnetSgemmIsSimtAndXmmaConvIsTensor) {
   LOAD_OR_SKIP("kineto/a100_alexnet.json.gz", d);
   EXPECT_EQ(ClassOf(d.profile, "ampere_sgemm"), "simt");
   EXPECT_EQ(ClassOf(d.profile, "sm80_xmma_fprop_implicit_gemm"), "tensor");
+}
+
+TEST(NcuJoin, MeasuredTensorPipeDecidesTheClass) {
+  // A hand-written ncu details CSV for the known-answer fixture: Kernel2 (unknown by name)
+  // shows 42% tensor pipe, the slot GEMV 0%.
+  proto::Trace t = testing::LoadTextTrace("golden/decode_known_answer.textproto");
+  importers::NcuJoinStats st;
+  importers::ImportOptions io;
+  io.progress = false;
+  ASSERT_TRUE(importers::JoinNcuMetrics(&t, testing::TestDataPath("ncu/decode_known_answer.ncu.csv"),
+                                        &st, io).ok());
+  EXPECT_EQ(st.matched, 4);
+  auto p = Analyze({t}, {});
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(ClassOf(*p, "Kernel2"), "tensor");
+  EXPECT_EQ(ClassOf(*p, "_mxfp4_slot_gemv_kernel"), "simt");
+  EXPECT_EQ(p->unknown_kernels_size(), 0);
+  for (const auto& k : p->kernels()) {
+    if (k.name() == "Kernel2") {
+      EXPECT_EQ(k.evidence(), "measured");
+      EXPECT_NEAR(k.tensor_pipe_pct(), 42.0, 1e-9);  // time-weighted mean of 42.5 and 41.5
+    }
+  }
 }
 
 }  // namespace
