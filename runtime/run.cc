@@ -107,6 +107,7 @@ absl::StatusOr<RunResult> RunDecode(const RunOptions& options) {
   const kernels::Fp4Format format =
       options.format == "mxfp4" ? kernels::Fp4Format::kMxfp4 : kernels::Fp4Format::kNvfp4;
   kernels::ThreadPool pool(options.threads);
+  const int64_t setup_start = profiler::HostNowNs();
   const int layers = options.layers > 0 ? options.layers : config.n_layers;
 
   ModelWeights weights;
@@ -175,6 +176,7 @@ absl::StatusOr<RunResult> RunDecode(const RunOptions& options) {
   run->set_start_unix_ns(static_cast<uint64_t>(start_unix));
   run->set_layers(layers);
   (*run->mutable_extra())["weights"] = weights.source;
+  (*run->mutable_extra())["setup_wall_ns"] = absl::StrCat(t0 - setup_start);
   (*run->mutable_extra())["cpu_threads"] = absl::StrCat(pool.size());
   (*run->mutable_extra())["seed"] = absl::StrCat(options.seed);
   (*run->mutable_extra())["mla_kernel"] = choice.mla_id;
