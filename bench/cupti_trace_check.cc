@@ -62,6 +62,7 @@ int main(int argc, char** argv) {
     }
   }
   std::map<std::string, KernelRow> rows;
+  std::map<std::string, int> raw_metrics;  // every metric name seen, for the record
   double tensor_ns = 0, simt_ns = 0, unmeasured_ns = 0;
   for (const std::string& f : files) {
     auto trace = qprof::ReadTrace(f);
@@ -80,6 +81,7 @@ int main(int argc, char** argv) {
       KernelRow& r = rows[a.name()];
       if (r.launches++ == 0) r.path = a.nvtx_path();
       r.ns += ns;
+      for (const auto& [metric, value] : a.metrics().raw()) raw_metrics[metric]++;
       if (a.has_metrics() && a.metrics().has_tensor_pipe_pct()) {
         r.measured_ns += ns;
         r.tensor_ns_weighted += ns * a.metrics().tensor_pipe_pct();
@@ -110,6 +112,11 @@ int main(int argc, char** argv) {
                "tensor-pipe; measured by CUPTI range profiler)\n",
                100 * tensor_ns / total, 100 * simt_ns / total, 100 * unmeasured_ns / total,
                threshold);
+  }
+  if (!raw_metrics.empty()) {
+    fmt::print("metrics collected (kernels with a value):");
+    for (const auto& [metric, n] : raw_metrics) fmt::print(" {} ({})", metric, n);
+    fmt::print("\n");
   }
   int failures = 0;
   for (const Expect& e : expects) {
