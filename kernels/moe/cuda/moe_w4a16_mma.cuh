@@ -67,7 +67,12 @@ __device__ __forceinline__ uint32_t MxScaleBf16x2(uint32_t e) {
   return b | (b << 16);
 }
 __device__ __forceinline__ uint32_t NvScaleBf16x2(uint32_t code) {
-  const float f = fp4::E4M3ToFloat(static_cast<uint8_t>(code)) * 1.6615349947311448e35f;  // 2^117
+  // E4M3 (non-negative scale) without branches: placing the 7 magnitude bits at fp32 bit 20
+  // gives 2^(e-127) (1 + m/8) for e >= 1 and the matching fp32 subnormal for e = 0, i.e.
+  // exactly E4M3 * 2^-120 (FP32 FMUL keeps subnormal inputs). Times 2^120 * 2^117 in two
+  // exact steps (2^126, then 2^111) so that nothing overflows; BF16 holds it exactly.
+  const float f = __uint_as_float((code & 0x7Fu) << 20) * 8.5070591730234616e37f  // 2^126
+                  * 2.5961484292674139e33f;                                       // 2^111
   const uint32_t b = __bfloat16_as_ushort(__float2bfloat16_rn(f));
   return b | (b << 16);
 }
