@@ -24,6 +24,7 @@
 #include "profiler/cupti/activity_buffer.h"
 #include "profiler/cupti/activity_decoder.h"
 #include "profiler/cupti/buffer_pool.h"
+#include "profiler/cupti/collector_stats.h"
 #include "profiler/cupti/cupti_call.h"
 #include "profiler/cupti/metric_plan.h"
 #include "profiler/cupti/range_profiler.h"
@@ -363,21 +364,16 @@ absl::Status CuptiCollector::Flush(proto::Trace* trace) {
   }
   proto::CollectorStats* s = header->mutable_collector();
   s->set_collector(metrics_mode() ? "cupti-metrics" : "cupti");
-  s->set_records_dropped(s->records_dropped() + dropped_.load());
-  s->set_buffers_allocated(pool_.allocated());
-  s->set_buffer_bytes(pool_.bytes_held());
-  for (const std::string& w : warnings_) s->add_warnings(w);
-  if (pool_.refused() > 0) {
-    s->add_warnings(absl::StrCat(pool_.refused(), " buffer requests refused at the ",
-                                 options_.max_buffer_bytes >> 20, " MiB cap"));
-  }
-  if (buffer_errors_.load() > 0) {
-    s->add_warnings(absl::StrCat(buffer_errors_.load(),
-                                 " activity buffers could not be read to the end"));
-  }
-  if (callback_errors_.load() > 0) {
-    s->add_warnings(absl::StrCat(callback_errors_.load(), " CUPTI callbacks failed (out of memory?)"));
-  }
+  CollectorCounters counters;
+  counters.records_dropped = dropped_.load();
+  counters.buffers_allocated = pool_.allocated();
+  counters.buffer_bytes = pool_.bytes_held();
+  counters.buffers_refused = pool_.refused();
+  counters.cap_bytes = options_.max_buffer_bytes;
+  counters.callback_errors = callback_errors_.load();
+  counters.buffer_errors = buffer_errors_.load();
+  counters.warnings = warnings_;
+  AddCollectorCounters(counters, s);
   if (metrics_mode()) {
     std::lock_guard<std::mutex> lock(metrics_mu_);
     s->set_metrics_requested(true);

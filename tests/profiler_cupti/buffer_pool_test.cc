@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "profiler/cupti/collector_stats.h"
 
 namespace qprof::profiler::cupti {
 namespace {
@@ -51,6 +52,39 @@ TEST(BufferPoolTest, ConcurrentAcquireReleaseNeverExceedsCap) {
   }
   for (auto& t : threads) t.join();
   EXPECT_LE(pool.allocated(), 5u);
+}
+
+}  // namespace
+}  // namespace qprof::profiler::cupti
+
+namespace qprof::profiler::cupti {
+namespace {
+
+TEST(CollectorStatsTest, DroppedAndRefusedAreCountedAndExplained) {
+  proto::CollectorStats stats;
+  stats.set_records_dropped(3);  // e.g. from an earlier collector on the same trace
+  CollectorCounters c;
+  c.records_dropped = 17;
+  c.buffers_allocated = 32;
+  c.buffer_bytes = 32u << 23;
+  c.buffers_refused = 2;
+  c.cap_bytes = 256u << 20;
+  c.warnings = {"activity kind 13 not traced: x"};
+  AddCollectorCounters(c, &stats);
+  EXPECT_EQ(stats.records_dropped(), 20u);
+  EXPECT_EQ(stats.buffers_allocated(), 32u);
+  ASSERT_EQ(stats.warnings_size(), 3);
+  EXPECT_EQ(stats.warnings(0), "activity kind 13 not traced: x");
+  EXPECT_NE(stats.warnings(1).find("17 activity records were dropped"), std::string::npos);
+  EXPECT_NE(stats.warnings(2).find("2 buffer requests refused at the 256 MiB cap"),
+            std::string::npos);
+}
+
+TEST(CollectorStatsTest, NoLossNoWarnings) {
+  proto::CollectorStats stats;
+  AddCollectorCounters(CollectorCounters{}, &stats);
+  EXPECT_EQ(stats.records_dropped(), 0u);
+  EXPECT_EQ(stats.warnings_size(), 0);
 }
 
 }  // namespace
