@@ -1,4 +1,4 @@
-// `qprof analyze INPUT... [--json OUT] [--html OUT] [--ncu CSV] [--sass FILE]...
+// `qprof analyze INPUT... [--json OUT] [--html OUT] [--perfetto OUT] [--ncu CSV] [--sass FILE]...
 //  [--device NAME] [--model CONFIG] [--top N]`: attribute every kernel, aggregate, compute
 // ceilings, print the terminal summary and write the reports asked for.
 #include <memory>
@@ -16,6 +16,7 @@
 #include "cli/command.h"
 #include "fmt/core.h"
 #include "reports/json/json_report.h"
+#include "reports/perfetto/perfetto_export.h"
 #include "reports/terminal/terminal_report.h"
 #ifdef QPROF_HAVE_IMPORTERS
 #include "analysis/importers/import.h"
@@ -31,6 +32,7 @@ struct AnalyzeArgs {
   std::vector<std::string> inputs;
   std::string json_out;
   std::string html_out;
+  std::string perfetto_out;
   std::string ncu_csv;
   std::vector<std::string> sass_files;
   std::string device;
@@ -72,6 +74,12 @@ absl::Status RunAnalyze(const AnalyzeArgs& args) {
     return absl::UnimplementedError("--ncu: the importers are not built into this qprof");
 #endif
   }
+  if (!args.perfetto_out.empty()) {
+    std::vector<const proto::Trace*> ptrs;
+    for (const proto::Trace& t : traces) ptrs.push_back(&t);
+    RETURN_IF_ERROR(reports::WritePerfettoJson(ptrs, args.perfetto_out));
+    fmt::print(stderr, "qprof: wrote {} (open it in ui.perfetto.dev)\n", args.perfetto_out);
+  }
   ASSIGN_OR_RETURN(proto::Profile profile, Analyze(traces, options));
   reports::TerminalOptions topt;
   topt.color = reports::ShouldUseColor(stdout);
@@ -106,6 +114,9 @@ void RegisterAnalyzeCommand(CLI::App& app, CommandRunner& runner) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--json", args->json_out, "Write the Profile as JSON to this file");
   cmd->add_option("--html", args->html_out, "Write a single-file HTML report to this file");
+  cmd->add_option("--perfetto", args->perfetto_out,
+                  "Write the trace(s) as Chrome/Perfetto trace JSON (ui.perfetto.dev): one track "
+                  "per stream, NVTX ranges on their own track");
   cmd->add_option("--ncu", args->ncu_csv,
                   "Nsight Compute CSV whose per-kernel metrics (tensor pipe %) are joined onto "
                   "the trace's kernels: the strongest evidence for the pipe class")

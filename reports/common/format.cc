@@ -164,7 +164,8 @@ std::vector<std::string> DiffHeadlines(const proto::Diff& d) {
   out.push_back(fmt::format("tensor-core share: {} -> {} ({})", FormatShare(d.a().tensor_share()),
                             FormatShare(d.b().tensor_share()),
                             FormatSharePoints(d.b().tensor_share() - d.a().tensor_share())));
-  if (!d.headline().empty()) {
+  // The analyzer's own sentence only when there is no key role to tell the story with.
+  if (!d.headline().empty() && KeyRole(d) == nullptr) {
     bool dup = false;
     for (const auto& s : out) dup |= s == d.headline();
     if (!dup) out.push_back(d.headline());

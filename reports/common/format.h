@@ -53,7 +53,7 @@ const proto::DiffRow* KeyRole(const proto::Diff& d);
 //   "moe.experts: simt -> tensor, 39.0% -> 7.9% of kernel time (5.01x less time)"
 //   "tokens/s: 368 -> 532 (1.45x)"
 //   "tensor share: 9.0% -> 27.1% (+18.1 pp)"
-// plus diff.headline from the analyzer when it says something else.
+// and diff.headline from the analyzer when the diff has no role rows.
 std::vector<std::string> DiffHeadlines(const proto::Diff& d);
 
 }  // namespace qprof::reports

@@ -163,7 +163,9 @@ TEST(WrapTest, ContinuationIsIndentedAndLongWordsAreCut) {
   int n = 0;
   while (std::getline(in, line)) {
     EXPECT_LE(line.size(), 20u) << line;
-    if (n++ > 0) EXPECT_EQ(line.rfind("      ", 0), 0u) << line;
+    if (n++ > 0) {
+      EXPECT_EQ(line.rfind("      ", 0), 0u) << line;
+    }
   }
   EXPECT_GE(n, 4);
   EXPECT_EQ(w.rfind("  ! alpha beta gamma", 0), 0u);
