@@ -68,6 +68,16 @@ TEST(NameRules, SimtFamilies) {
   Check({"_mxfp4_slot_gemv_kernel", "simt", "moe.experts", "mxfp4"});
 }
 
+TEST(NameRules, LibraryHelpers) {
+  Check({"void cub::DeviceScanKernel<cub::AgentScanPolicy<128, 15, int>, int*>(int*, int)", "simt", "other", "unknown"});
+  Check({"std::enable_if<!(false), void>::type internal::gemvx::kernel<int, int, float, float, float, float, false, true, false, false, 7, cublasGemvParamsEx<int, float const, float const, float> >(cublasGemvParamsEx<int, float const, float const, float>)",
+         "simt", "gemm.dense", "fp32"});
+  Check({"void at::native::(anonymous namespace)::indexSelectLargeIndex<c10::BFloat16, long, unsigned int, 2, 2, -2, true>(int)",
+         "memory", "embedding", "bf16"});
+  Check({"void at::native::(anonymous namespace)::GammaBetaBackwardCUDAKernel<float, float>(long, long, float const*)", "simt", "norm", "fp32"});
+  Check({"void at::native::(anonymous namespace)::fused_dropout_kernel_vec<float, float, unsigned int, 1, 4, bool>(int)", "simt", "elementwise", "fp32"});
+}
+
 TEST(NameRules, CommunicationTraps) {
   Check({"ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)", "comm", "comm", "fp32"});
   Check({"ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<(unsigned long)4096>)", "comm", "comm", "unknown"});
