@@ -130,8 +130,8 @@ absl::Status LaunchMoeCuda(const MoeParams& p, MoeCudaPath path, void* workspace
                          : LaunchSlotGemvMxfp4(p, w.hidden, w.slot_out, stream));
       break;
     case MoeCudaPath::kW4a16Mma:
-      RETURN_IF_ERROR(LaunchMoeAlign(p, w.g, stream));
-      RETURN_IF_ERROR(LaunchMoePermuteBf16(p, w.g, w.act, stream));
+      RETURN_IF_ERROR(LaunchMoeAlign(p, 1, w.g, stream));
+      RETURN_IF_ERROR(LaunchMoePermuteBf16(p, 1, w.g, w.act, stream));
       RETURN_IF_ERROR(nv ? LaunchW4a16Nvfp4(p, w.g, w.act, w.hidden_bf16, w.slot_out, stream)
                          : LaunchW4a16Mxfp4(p, w.g, w.act, w.hidden_bf16, w.slot_out, stream));
       break;
@@ -143,13 +143,13 @@ absl::Status LaunchMoeCuda(const MoeParams& p, MoeCudaPath path, void* workspace
             "fp4_mma needs an sm_120 GPU (block-scaled mma.sync, built for sm_120a); this "
             "device is sm_", arch));
       }
-      RETURN_IF_ERROR(LaunchMoeAlign(p, w.g, stream));
+      RETURN_IF_ERROR(LaunchMoeAlign(p, 2, w.g, stream));
       RETURN_IF_ERROR(nv ? LaunchFp4MmaNvfp4(p, w.g, w.fp4, w.slot_out, stream)
                          : LaunchFp4MmaMxfp4(p, w.g, w.fp4, w.slot_out, stream));
       break;
     }
   }
-  return LaunchMoeCombine(p, w.slot_out, stream);
+  return LaunchMoeCombine(p, static_cast<int>(path), w.slot_out, stream);
 }
 
 }  // namespace qprof::kernels::cuda

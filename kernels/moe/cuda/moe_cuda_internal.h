@@ -12,7 +12,7 @@
 
 namespace qprof::kernels::cuda {
 
-// Device grouping produced by qprof_moe_align, shared by the grouped paths.
+// Device grouping produced by the paths' *_align kernel, shared by the grouped paths.
 struct MoeGrouping {
   int32_t* sorted_slots;     // [slots]
   int32_t* expert_offsets;   // [experts + 1]
@@ -25,10 +25,12 @@ absl::Status LaunchSlotGemvMxfp4(const MoeParams& p, float* hidden, float* slot_
 absl::Status LaunchSlotGemvNvfp4(const MoeParams& p, float* hidden, float* slot_out,
                                  cudaStream_t s);
 
-absl::Status LaunchMoeAlign(const MoeParams& p, const MoeGrouping& g, cudaStream_t s);
-absl::Status LaunchMoePermuteBf16(const MoeParams& p, const MoeGrouping& g, uint16_t* act,
-                                  cudaStream_t s);
-absl::Status LaunchMoeCombine(const MoeParams& p, const float* slot_out, cudaStream_t s);
+// `path`: 0 slot_gemv, 1 w4a16_mma, 2 fp4_mma (the kernels carry the path's name prefix).
+absl::Status LaunchMoeAlign(const MoeParams& p, int path, const MoeGrouping& g, cudaStream_t s);
+absl::Status LaunchMoePermuteBf16(const MoeParams& p, int path, const MoeGrouping& g,
+                                  uint16_t* act, cudaStream_t s);
+absl::Status LaunchMoeCombine(const MoeParams& p, int path, const float* slot_out,
+                              cudaStream_t s);
 
 // GEMM1 (W13 + SwiGLU) and GEMM2 (W2) of the W4A16 path.
 absl::Status LaunchW4a16Mxfp4(const MoeParams& p, const MoeGrouping& g, const uint16_t* act,

@@ -3,13 +3,13 @@
 
 #include "kernels/common/cuda/device_helpers.cuh"
 #include "kernels/moe/cuda/moe_group.cuh"
+#include "kernels/moe/params.h"
 
 using namespace qprof::kernels::cuda;
 
 // One block. ids staged in shared memory; thread e counts and then fills expert e in slot
 // order (stable). O(S) per thread: fine for decode (S = tokens * topk <= 8192).
-extern "C" __global__ void __launch_bounds__(kAlignThreads)
-    qprof_moe_align(const int32_t* __restrict__ topk_ids, int slots, int experts,
+__device__ __forceinline__ void AlignBody(const int32_t* __restrict__ topk_ids, int slots, int experts,
                     int32_t* __restrict__ sorted_slots, int32_t* __restrict__ expert_offsets,
                     int32_t* __restrict__ active_experts, int32_t* __restrict__ num_active) {
   extern __shared__ int32_t sh[];
@@ -43,8 +43,7 @@ extern "C" __global__ void __launch_bounds__(kAlignThreads)
 }
 
 // Row i of the grouped activations = x[sorted_slots[i] / topk] as BF16, k-permuted (PermK4).
-extern "C" __global__ void __launch_bounds__(256)
-    qprof_moe_permute_bf16(const float* __restrict__ x, const int32_t* __restrict__ sorted_slots,
+__device__ __forceinline__ void PermuteBody(const float* __restrict__ x, const int32_t* __restrict__ sorted_slots,
                            const int32_t* __restrict__ expert_offsets, int experts, int topk,
                            int dim, uint16_t* __restrict__ act) {
   const int i = blockIdx.x;
@@ -58,8 +57,7 @@ extern "C" __global__ void __launch_bounds__(256)
   }
 }
 
-extern "C" __global__ void __launch_bounds__(256)
-    qprof_moe_combine(const float* __restrict__ slot_out, const int32_t* __restrict__ topk_ids,
+__device__ __forceinline__ void CombineBody(const float* __restrict__ slot_out, const int32_t* __restrict__ topk_ids,
                       const float* __restrict__ topk_weights, int topk, int dim,
                       float* __restrict__ out) {
   const int t = blockIdx.x;
@@ -74,37 +72,88 @@ extern "C" __global__ void __launch_bounds__(256)
   }
 }
 
+// The helpers run as part of a MoE path, so each path gets its own copies named with the
+// path's registry prefix (qprof_moe_<path>_<fmt>_align ...): traces attribute their time to
+// the path (role moe.experts) like the GEMMs themselves.
+#define QPROF_MOE_GROUP_KERNELS(prefix)                                                        \
+  extern "C" __global__ void __launch_bounds__(kAlignThreads)                                  \
+      prefix##_align(const int32_t* ids, int slots, int experts, int32_t* sorted,              \
+                     int32_t* offsets, int32_t* active, int32_t* num_active) {                 \
+    AlignBody(ids, slots, experts, sorted, offsets, active, num_active);                       \
+  }                                                                                            \
+  extern "C" __global__ void __launch_bounds__(256)                                            \
+      prefix##_permute_bf16(const float* x, const int32_t* sorted, const int32_t* offsets,     \
+                            int experts, int topk, int dim, uint16_t* act) {                   \
+    PermuteBody(x, sorted, offsets, experts, topk, dim, act);                                  \
+  }                                                                                            \
+  extern "C" __global__ void __launch_bounds__(256)                                            \
+      prefix##_combine(const float* slot_out, const int32_t* ids, const float* w, int topk,    \
+                       int dim, float* out) {                                                  \
+    CombineBody(slot_out, ids, w, topk, dim, out);                                             \
+  }
+
+QPROF_MOE_GROUP_KERNELS(qprof_moe_slot_gemv_mxfp4)
+QPROF_MOE_GROUP_KERNELS(qprof_moe_slot_gemv_nvfp4)
+QPROF_MOE_GROUP_KERNELS(qprof_moe_w4a16_mma_mxfp4)
+QPROF_MOE_GROUP_KERNELS(qprof_moe_w4a16_mma_nvfp4)
+QPROF_MOE_GROUP_KERNELS(qprof_moe_fp4_mma_mxfp4)
+QPROF_MOE_GROUP_KERNELS(qprof_moe_fp4_mma_nvfp4)
+
+namespace {
+using AlignFn = void (*)(const int32_t*, int, int, int32_t*, int32_t*, int32_t*, int32_t*);
+using PermuteFn = void (*)(const float*, const int32_t*, const int32_t*, int, int, int, uint16_t*);
+using CombineFn = void (*)(const float*, const int32_t*, const float*, int, int, float*);
+struct GroupKernels {
+  AlignFn align;
+  PermuteFn permute;
+  CombineFn combine;
+  const char* name;
+};
+#define QPROF_GK(prefix) {prefix##_align, prefix##_permute_bf16, prefix##_combine, #prefix}
+// [path][format]: path 0 slot_gemv, 1 w4a16_mma, 2 fp4_mma; format 0 mxfp4, 1 nvfp4.
+const GroupKernels kGroupKernels[3][2] = {
+    {QPROF_GK(qprof_moe_slot_gemv_mxfp4), QPROF_GK(qprof_moe_slot_gemv_nvfp4)},
+    {QPROF_GK(qprof_moe_w4a16_mma_mxfp4), QPROF_GK(qprof_moe_w4a16_mma_nvfp4)},
+    {QPROF_GK(qprof_moe_fp4_mma_mxfp4), QPROF_GK(qprof_moe_fp4_mma_nvfp4)}};
+const GroupKernels& For(int path, const qprof::kernels::MoeParams& p) {
+  return kGroupKernels[path][p.format == qprof::kernels::Fp4Format::kNvfp4 ? 1 : 0];
+}
+}  // namespace
+
 #include "absl/status/status.h"
 #include "kernels/common/cuda/cuda_status.h"
 #include "kernels/moe/cuda/moe_cuda_internal.h"
 
 namespace qprof::kernels::cuda {
 
-absl::Status LaunchMoeAlign(const MoeParams& p, const MoeGrouping& g, cudaStream_t s) {
+absl::Status LaunchMoeAlign(const MoeParams& p, int path, const MoeGrouping& g, cudaStream_t s) {
+  const GroupKernels& k = For(path, p);
   const int slots = p.tokens * p.topk;
   const size_t smem = static_cast<size_t>(slots + p.experts + 1) * sizeof(int32_t);
   if (smem > 48 * 1024) {
     QPROF_CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(
-        qprof_moe_align, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+        k.align, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
   }
-  qprof_moe_align<<<1, kAlignThreads, smem, s>>>(p.topk_ids, slots, p.experts, g.sorted_slots,
-                                                 g.expert_offsets, g.active_experts, g.num_active);
-  RETURN_IF_CUDA_LAUNCH_ERROR("qprof_moe_align");
+  k.align<<<1, kAlignThreads, smem, s>>>(p.topk_ids, slots, p.experts, g.sorted_slots,
+                                         g.expert_offsets, g.active_experts, g.num_active);
+  RETURN_IF_CUDA_LAUNCH_ERROR(k.name);
   return absl::OkStatus();
 }
 
-absl::Status LaunchMoePermuteBf16(const MoeParams& p, const MoeGrouping& g, uint16_t* act,
-                                  cudaStream_t s) {
-  qprof_moe_permute_bf16<<<p.tokens * p.topk, 256, 0, s>>>(p.x, g.sorted_slots, g.expert_offsets,
-                                                            p.experts, p.topk, p.dim, act);
-  RETURN_IF_CUDA_LAUNCH_ERROR("qprof_moe_permute_bf16");
+absl::Status LaunchMoePermuteBf16(const MoeParams& p, int path, const MoeGrouping& g,
+                                  uint16_t* act, cudaStream_t s) {
+  const GroupKernels& k = For(path, p);
+  k.permute<<<p.tokens * p.topk, 256, 0, s>>>(p.x, g.sorted_slots, g.expert_offsets, p.experts,
+                                               p.topk, p.dim, act);
+  RETURN_IF_CUDA_LAUNCH_ERROR(k.name);
   return absl::OkStatus();
 }
 
-absl::Status LaunchMoeCombine(const MoeParams& p, const float* slot_out, cudaStream_t s) {
-  qprof_moe_combine<<<p.tokens, 256, 0, s>>>(slot_out, p.topk_ids, p.topk_weights, p.topk, p.dim,
-                                             p.out);
-  RETURN_IF_CUDA_LAUNCH_ERROR("qprof_moe_combine");
+absl::Status LaunchMoeCombine(const MoeParams& p, int path, const float* slot_out,
+                              cudaStream_t s) {
+  const GroupKernels& k = For(path, p);
+  k.combine<<<p.tokens, 256, 0, s>>>(slot_out, p.topk_ids, p.topk_weights, p.topk, p.dim, p.out);
+  RETURN_IF_CUDA_LAUNCH_ERROR(k.name);
   return absl::OkStatus();
 }
 

@@ -15,7 +15,7 @@
 // Kernels (extern "C" names, matched by the registry's cuda_kernel_name prefix):
 //   qprof_moe_slot_gemv_<fmt>_w13: h[slot, j] = silu(clamp(W1 x)) * clamp(W3 x)
 //   qprof_moe_slot_gemv_<fmt>_w2:  slot_out[s, n] = w[s] * (W2[e_s] h[s])[n]
-// followed by qprof_moe_combine (out[t] += sum over the token's slots).
+// followed by qprof_moe_slot_gemv_<fmt>_combine (out[t] += sum over the token's slots).
 #ifndef QPROF_KERNELS_MOE_CUDA_MOE_SLOT_GEMV_CUH_
 #define QPROF_KERNELS_MOE_CUDA_MOE_SLOT_GEMV_CUH_
 
@@ -178,7 +178,7 @@ struct SlotGemvW2Args {
 };
 
 // One slot per program row of the grid (blockIdx.y = slot), as W13; the token's slots are
-// summed afterwards by qprof_moe_combine (deterministic, no atomics). Fewer rows per warp
+// summed afterwards by the path's combine kernel (deterministic, no atomics). Fewer rows per warp
 // than W13 so that batch 1 still launches dim/32 * topk blocks (enough to fill the GPU).
 inline constexpr int kSlotGemvW2RowsPerWarp = 4;
 

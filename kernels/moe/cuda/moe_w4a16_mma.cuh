@@ -11,7 +11,7 @@
 //    chunk gives the lane physical elements 32t+4s .. 32t+4s+3; the decoder yields pairs
 //    (k0,k2) and (k1,k3) (device_helpers.cuh), so logical (2t, 2t+1) <- physical (k0, k2)
 //    and logical (2t+8, 2t+9) <- (k1, k3). Activations are stored k-permuted in groups of
-//    4 as (k0, k2, k1, k3) (qprof_moe_permute_bf16), so b0, b1 are one 8-byte shared load.
+//    4 as (k0, k2, k1, k3) (the path's *_permute_bf16 kernel), so b0, b1 are one 8-byte shared load.
 //  - GEMM1 fuses gate and up: A rows g <- gate row f, g+8 <- up row inter+f, so one thread
 //    holds gate and up of the same (feature, token) and applies SwiGLU in registers; the
 //    BF16 hidden state is written k-permuted, ready as GEMM2's B operand.
