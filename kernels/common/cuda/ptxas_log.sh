@@ -7,6 +7,7 @@
 set -u
 log_dir=$1
 shift
+if [ -z "${1:-}" ]; then shift; fi  # an empty launcher slot
 out=unknown.o
 prev=
 for a in "$@"; do
