@@ -1,5 +1,6 @@
 #include "analysis/importers/kineto/json_stream.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -77,7 +78,7 @@ class Streamer {
   Streamer(ByteSource* src, const std::string& label, TraceJsonHandler* h, Progress* progress,
            const JsonStreamLimits& limits)
       : src_(src), label_(label), h_(h), progress_(progress), limits_(limits) {
-    buf_.resize(limits_.read_bytes * 2 + kPadding);
+    buf_.resize(std::min<size_t>(limits_.read_bytes, 64 << 10) * 2 + kPadding);
   }
 
   absl::Status Run() {
@@ -153,15 +154,20 @@ class Streamer {
       if (j != nullptr) *j = *j >= pos_ ? *j - pos_ : 0;
       pos_ = 0;
     }
-    if (buf_.size() - kPadding - end_ < limits_.read_bytes) {
+    // The buffer starts small (small inputs stay cheap) and doubles while it is nearly
+    // full: up to read_bytes for throughput, beyond only for one value that big.
+    const size_t min_read = std::min<size_t>(limits_.read_bytes, 64 << 10);
+    if (buf_.size() - kPadding - end_ < min_read ||
+        (buf_.size() - kPadding < limits_.read_bytes && end_ > (buf_.size() - kPadding) / 2)) {
       if (end_ >= limits_.max_value_bytes) {
         return absl::InvalidArgumentError(
             absl::StrCat(label_, ": a JSON value at byte ", base_, " is larger than ",
                          limits_.max_value_bytes >> 20, " MiB (input too large to import)"));
       }
-      buf_.resize(std::max(buf_.size() * 2, end_ + limits_.read_bytes + kPadding));
+      buf_.resize(std::max(buf_.size() * 2, end_ + min_read + kPadding));
     }
-    ASSIGN_OR_RETURN(size_t got, src_->Read(buf_.data() + end_, limits_.read_bytes));
+    size_t want = std::min(limits_.read_bytes, buf_.size() - kPadding - end_);
+    ASSIGN_OR_RETURN(size_t got, src_->Read(buf_.data() + end_, want));
     if (got == 0) {
       eof_ = true;
       return false;

@@ -33,8 +33,7 @@ std::string CopyKindFromName(std::string_view name) {
 
 class KinetoBuilder : public TraceJsonHandler {
  public:
-  KinetoBuilder(const std::string& label, const ImportOptions& options)
-      : label_(label), options_(options) {
+  explicit KinetoBuilder(const std::string& label) : label_(label) {
     FillImportedHeader(&trace_, label, "kineto-json");
   }
 
@@ -403,7 +402,6 @@ class KinetoBuilder : public TraceJsonHandler {
   };
 
   const std::string& label_;
-  const ImportOptions& options_;
   proto::Trace trace_;
   od::parser parser_;
   od::parser member_parser_;
@@ -427,7 +425,7 @@ class KinetoBuilder : public TraceJsonHandler {
 
 absl::StatusOr<proto::Trace> Import(ByteSource* source, const std::string& label,
                                     const ImportOptions& options) {
-  auto builder = std::make_unique<KinetoBuilder>(label, options);
+  auto builder = std::make_unique<KinetoBuilder>(label);
   Progress progress(options.progress, "reading " + label);
   RETURN_IF_ERROR(StreamTraceJson(source, label, builder.get(), &progress));
   absl::StatusOr<proto::Trace> trace = builder->Finish();
