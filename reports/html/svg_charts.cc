@@ -266,14 +266,21 @@ std::string PairedBarsSvg(const std::vector<PairRow>& rows, const std::string& a
       std::string title = fmt::format("{} on {}: {} ({} of its kernel time){}", r.key,
                                       side_label, FormatNs(static_cast<double>(ns)),
                                       FormatShare(share), cls.empty() ? "" : ", " + cls);
+      const std::string label = fmt::format(
+          "{} · {}{}{}", side_label, ns == 0 ? "absent" : FormatNs(static_cast<double>(ns)),
+          ns == 0 ? "" : " (" + FormatShare(share) + ")", cls.empty() ? "" : " " + cls);
+      // The label goes after the bar; when that would run off the chart, inside the bar's end.
+      const bool inside = kLabelW + w + 5 + label.size() * 6.0 > kWidth && w > label.size() * 6.0;
       std::string g = fmt::format(
           "<g class=\"side-{}\"><title>{}</title>"
           "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" rx=\"2\" fill=\"{}\"/>"
-          "<text x=\"{}\" y=\"{}\" style=\"font-size:11px\">{} · {}{}{}</text></g>",
+          "<text x=\"{}\" y=\"{}\"{} style=\"font-size:11px{}\">{}</text></g>",
           side, Escape(title), Num(kLabelW), Num(yy), Num(w), Num(kBarH),
-          ClassFill(cls.empty() ? "other" : cls), Num(kLabelW + w + 5), Num(yy + kBarH - 2),
-          Escape(side_label), ns == 0 ? "absent" : FormatNs(static_cast<double>(ns)),
-          ns == 0 ? "" : " (" + FormatShare(share) + ")", cls.empty() ? "" : " " + cls);
+          ClassFill(cls.empty() ? "other" : cls),
+          Num(inside ? kLabelW + w - 5 : kLabelW + w + 5), Num(yy + kBarH - 2),
+          inside ? " text-anchor=\"end\"" : "",
+          inside ? std::string(";fill:") + ClassInk(cls.empty() ? "other" : cls) : "",
+          Escape(label));
       return g;
     };
     out += bar(y, r.a_ns, r.a_share, r.a_cls, "a", a_label);
