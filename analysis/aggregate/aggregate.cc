@@ -95,6 +95,14 @@ AggregateStats Aggregate(const std::vector<const proto::Trace*>& traces,
     row.set_evidence(g.attribution.evidence());
     row.set_evidence_detail(g.attribution.evidence_detail());
     row.set_kernel_id(g.kernel_id);
+    if (!g.launches.empty()) {
+      // Time figures come from the first launch's trace (all launches of a group normally
+      // share one provenance; mixed inputs are listed in Profile.sources).
+      const proto::TraceHeader& h = traces[g.launches.front().trace]->header();
+      row.set_provenance(h.provenance() == proto::PROVENANCE_IMPORTED
+                             ? "imported from " + h.source_path()
+                             : std::string(ProvenanceLabel(h.provenance())));
+    }
     std::vector<int64_t> durs;
     durs.reserve(g.launches.size());
     double bytes = 0, flops = 0, work_time = 0, tp_w = 0, tp_sum = 0, fma_w = 0, fma_sum = 0,
