@@ -186,11 +186,14 @@ void BenchMla(const std::vector<int>& batches) {
       sets.push_back(Upload(idx));
     }
     const double bytes = double(B) * sel * dqk * 2;
+    const size_t ws_bytes = qprof::kernels::cuda::SparseMlaMmaWorkspaceBytes(p);
+    void* ws = nullptr;
+    if (ws_bytes) CK(cudaMalloc(&ws, ws_bytes));
     for (int tensor = 0; tensor < 2; ++tensor) {
       bool ok = true;
       const double ms = MedianMs([&](int i) {
         p.indices = sets[i % sets.size()];
-        absl::Status s = tensor ? qprof::kernels::cuda::LaunchSparseMlaMma(p, nullptr)
+        absl::Status s = tensor ? qprof::kernels::cuda::LaunchSparseMlaMma(p, ws, ws_bytes, nullptr)
                                 : qprof::kernels::cuda::LaunchSparseMlaSimt(p, nullptr);
         if (!s.ok() && ok) { std::fprintf(stderr, "kernel_bench: %s\n", s.ToString().c_str()); ok = false; }
       });
@@ -198,6 +201,7 @@ void BenchMla(const std::vector<int>& batches) {
       if (ok) Row(tensor ? "attn.sparse_mla.mma" : "attn.sparse_mla.simt", tensor ? "mma" : "simt", "bf16", B, ms, bytes);
     }
     for (int32_t* s : sets) cudaFree(s);
+    if (ws) cudaFree(ws);
     cudaFree(const_cast<uint16_t*>(p.kv));
     cudaFree(const_cast<float*>(p.q));
     cudaFree(const_cast<int32_t*>(p.seq_lens));

@@ -71,6 +71,8 @@ struct CudaDecoder::Impl {
   int32_t *tokens, *positions, *lens, *indices, *topk_ids, *shared_ids, *next;
   void* moe_ws = nullptr;
   size_t moe_ws_bytes = 0;
+  void* mla_ws = nullptr;  // split-K partials of the tensor-core MLA (small batches)
+  size_t mla_ws_bytes = 0;
   std::vector<int32_t> base_lens;
 
   Impl(const ModelWeights& weights, CudaDecoderOptions options)
@@ -200,7 +202,7 @@ struct CudaDecoder::Impl {
     mp.seq_lens = lens;
     mp.indices = indices;
     mp.out = attn;
-    RETURN_IF_ERROR(o.mla_tensor ? kc::LaunchSparseMlaMma(mp, stream)
+    RETURN_IF_ERROR(o.mla_tensor ? kc::LaunchSparseMlaMma(mp, mla_ws, mla_ws_bytes, stream)
                                  : kc::LaunchSparseMlaSimt(mp, stream));
     RETURN_IF_ERROR(Gemm(L.wo_a, attn, oa, false));
     return Gemm(L.wo_b, oa, x, /*acc=*/true);
@@ -359,6 +361,16 @@ absl::StatusOr<std::unique_ptr<CudaDecoder>> CudaDecoder::Create(const ModelWeig
   d.moe_ws_bytes = std::max(kc::MoeCudaWorkspaceBytes(d.Moe(nullptr, DevLayer{}, false), d.path),
                             kc::MoeCudaWorkspaceBytes(d.Moe(nullptr, DevLayer{}, true), d.path));
   RETURN_IF_ERROR(d.Alloc(d.moe_ws_bytes, reinterpret_cast<uint8_t**>(&d.moe_ws)));
+  {
+    kernels::SparseMlaParams mp;
+    mp.batch = B;
+    mp.heads = H;
+    mp.d_v = c.kv_lora_rank;
+    mp.d_qk = dqk;
+    mp.topk = d.out_topk;
+    d.mla_ws_bytes = options.mla_tensor ? kc::SparseMlaMmaWorkspaceBytes(mp) : 0;
+    if (d.mla_ws_bytes > 0) RETURN_IF_ERROR(d.Alloc(d.mla_ws_bytes, reinterpret_cast<uint8_t**>(&d.mla_ws)));
+  }
   d.base_lens.assign(options.context_lengths.begin(), options.context_lengths.end());
   QPROF_CUDA_RETURN_IF_ERROR(cudaDeviceSynchronize());
   return std::unique_ptr<CudaDecoder>(new CudaDecoder(std::move(impl)));

@@ -19,7 +19,8 @@ using testing_cuda::DeviceBuffer;
 using testing_cuda::RandomFloats;
 using testing_cuda::RelError;
 
-double RunMla(bool tensor, int batch, int heads, int topk, uint32_t seed) {
+// split: give the tensor-core kernel its split-K workspace (flash-decoding for small batches).
+double RunMla(bool tensor, int batch, int heads, int topk, uint32_t seed, bool split = false) {
   std::mt19937 rng(seed);
   const int stride = topk + 37;
   SparseMlaParams p;
@@ -50,7 +51,11 @@ double RunMla(bool tensor, int batch, int heads, int topk, uint32_t seed) {
   SparseMlaParams d = p;
   d.q = dq.get(); d.kv = dkv.get(); d.seq_lens = dlens.get(); d.indices = didx.get();
   d.out = dout.get(); d.lse = dlse.get();
-  const absl::Status st = tensor ? kernels::cuda::LaunchSparseMlaMma(d, nullptr)
+  const size_t ws_bytes = split ? kernels::cuda::SparseMlaMmaWorkspaceBytes(d) : 0;
+  if (split) EXPECT_GT(ws_bytes, 0u) << "batch " << batch << " should split";
+  DeviceBuffer<uint8_t> ws(ws_bytes);
+  ws.Poison();
+  const absl::Status st = tensor ? kernels::cuda::LaunchSparseMlaMma(d, ws.get(), ws_bytes, nullptr)
                                  : kernels::cuda::LaunchSparseMlaSimt(d, nullptr);
   EXPECT_TRUE(st.ok()) << st.ToString();
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
@@ -71,6 +76,14 @@ TEST_P(MlaCudaTest, TensorCoreMatchesReference) {
   QPROF_SKIP_WITHOUT_GPU();
   const int batch = GetParam();
   const double err = RunMla(true, batch, 20, 100, 7 + batch);
+  EXPECT_LT(err, 2e-2) << "batch " << batch;
+  EXPECT_GT(err, 0.0);
+}
+
+TEST_P(MlaCudaTest, TensorCoreSplitKMatchesReference) {
+  QPROF_SKIP_WITHOUT_GPU();
+  const int batch = GetParam();
+  const double err = RunMla(true, batch, 20, 300, 9 + batch, /*split=*/true);
   EXPECT_LT(err, 2e-2) << "batch " << batch;
   EXPECT_GT(err, 0.0);
 }

@@ -19,6 +19,13 @@ namespace qprof::kernels::cuda {
 
 absl::Status LaunchSparseMlaSimt(const SparseMlaParams& p, cudaStream_t stream);
 absl::Status LaunchSparseMlaMma(const SparseMlaParams& p, cudaStream_t stream);
+// With a workspace of SparseMlaMmaWorkspaceBytes(p) bytes (0 = not needed) the token tiles
+// are split over several blocks per (sequence, 16 heads) when the batch is too small to
+// fill the GPU (flash-decoding), merged by qprof_attn_sparse_mla_mma_combine. Without one
+// (or a smaller one) it runs unsplit.
+size_t SparseMlaMmaWorkspaceBytes(const SparseMlaParams& p);
+absl::Status LaunchSparseMlaMma(const SparseMlaParams& p, void* workspace, size_t workspace_bytes,
+                                cudaStream_t stream);
 absl::Status LaunchIndexerTopk(const IndexerParams& p, cudaStream_t stream);
 
 }  // namespace qprof::kernels::cuda

@@ -15,8 +15,9 @@
 //     lane); V fragments come straight from the KV tile with ldmatrix.x4.trans (the value
 //     is the latent c itself, the first 512 dims of the row).
 // Works for any topk (tail tiles masked) and any head count (rows past `heads` are zero).
-// One block per (sequence, 16 heads): at batch 1 with 64 heads only 4 blocks run; a
-// split-K (flash-decoding) variant is the known next step for small batches.
+// Small batches: one block per (sequence, 16 heads) gives only 4 blocks at batch 1 with 64
+// heads, so the launcher splits the token tiles over grid.z (flash-decoding) until about two
+// blocks per SM run, and qprof_attn_sparse_mla_mma_combine merges the partial softmax states.
 #ifndef QPROF_KERNELS_MLA_CUDA_SPARSE_MLA_MMA_CUH_
 #define QPROF_KERNELS_MLA_CUDA_SPARSE_MLA_MMA_CUH_
 
@@ -77,11 +78,14 @@ __device__ __forceinline__ void SparseMlaMmaBody(const SparseMlaArgs& a) {
   float acc[16][4];
 #pragma unroll
   for (int n = 0; n < 16; ++n) acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.f;
-  const int tiles = (a.topk + kMmaTile - 1) / kMmaTile;
-  if (tiles > 0) issue(0, 0);
+  const int all_tiles = (a.topk + kMmaTile - 1) / kMmaTile;
+  const int per_split = (all_tiles + a.splits - 1) / a.splits;
+  const int tile0 = blockIdx.z * per_split;
+  const int tiles = min(all_tiles, tile0 + per_split);  // this block: [tile0, tiles)
+  if (tile0 < tiles) issue(tile0, 0);
   CpAsyncCommit();
-  for (int tile = 0; tile < tiles; ++tile) {
-    const int buf = tile & 1;
+  for (int tile = tile0; tile < tiles; ++tile) {
+    const int buf = (tile - tile0) & 1;
     if (tile + 1 < tiles) issue(tile + 1, buf ^ 1);
     CpAsyncCommit();
     CpAsyncWait<1>();
@@ -168,6 +172,23 @@ __device__ __forceinline__ void SparseMlaMmaBody(const SparseMlaArgs& a) {
     }
     __syncthreads();
   }
+  if (a.splits > 1) {  // unnormalised partials for the combine kernel
+#pragma unroll
+    for (int rr = 0; rr < 2; ++rr) {
+      const int h = h0 + g + 8 * rr;
+      if (h >= a.heads) continue;
+      const int64_t ph = (static_cast<int64_t>(b) * a.heads + h) * a.splits + blockIdx.z;
+      float* o = a.part_o + ph * kMlaDv + 128 * warp + 2 * t;
+#pragma unroll
+      for (int n = 0; n < 16; ++n)
+        *reinterpret_cast<float2*>(o + 8 * n) = make_float2(acc[n][2 * rr], acc[n][2 * rr + 1]);
+      if (warp == 0 && t == 0) {
+        a.part_ml[2 * ph] = m[rr];
+        a.part_ml[2 * ph + 1] = l[rr];
+      }
+    }
+    return;
+  }
 #pragma unroll
   for (int rr = 0; rr < 2; ++rr) {
     const int h = h0 + g + 8 * rr;
@@ -180,6 +201,27 @@ __device__ __forceinline__ void SparseMlaMmaBody(const SparseMlaArgs& a) {
     if (a.lse && warp == 0 && t == 0)
       a.lse[static_cast<int64_t>(b) * a.heads + h] = l[rr] > 0.f ? m[rr] + logf(l[rr]) : -INFINITY;
   }
+}
+
+// Merges split partials: M = max m_s, L = sum l_s e^(m_s - M), out = sum acc_s e^(m_s - M) / L,
+// lse = M + log L. One block per (sequence, head), 128 threads x 4 dims.
+__device__ __forceinline__ void SparseMlaCombineBody(const SparseMlaArgs& a) {
+  const int64_t bh = static_cast<int64_t>(blockIdx.y) * a.heads + blockIdx.x;
+  const float* ml = a.part_ml + bh * a.splits * 2;
+  float mx = -INFINITY;
+  for (int s = 0; s < a.splits; ++s) mx = fmaxf(mx, ml[2 * s]);
+  float total = 0.f;
+  for (int s = 0; s < a.splits; ++s)
+    total += ml[2 * s + 1] > 0.f ? ml[2 * s + 1] * __expf(ml[2 * s] - mx) : 0.f;
+  const float inv = total > 0.f ? 1.f / total : 0.f;
+  for (int d = threadIdx.x; d < kMlaDv; d += blockDim.x) {
+    float v = 0.f;
+    for (int s = 0; s < a.splits; ++s) {
+      if (ml[2 * s + 1] > 0.f) v += a.part_o[(bh * a.splits + s) * kMlaDv + d] * __expf(ml[2 * s] - mx);
+    }
+    a.out[bh * kMlaDv + d] = v * inv;
+  }
+  if (a.lse && threadIdx.x == 0) a.lse[bh] = total > 0.f ? mx + logf(total) : -INFINITY;
 }
 
 }  // namespace qprof::kernels::cuda

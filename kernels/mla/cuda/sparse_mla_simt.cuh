@@ -27,6 +27,12 @@ struct SparseMlaArgs {
   float* lse;              // [batch, heads] or null
   int heads, topk, kv_seq_stride;
   float softmax_scale;
+  // Split-K over token tiles (tensor-core kernel only; 1 = off). With splits > 1 block z
+  // handles its share of the tiles and writes unnormalised partials, merged by
+  // qprof_attn_sparse_mla_mma_combine.
+  int splits = 1;
+  float* part_o = nullptr;   // [batch, heads, splits, 512]
+  float* part_ml = nullptr;  // [batch, heads, splits, 2] (running max m, sum l)
 };
 
 __device__ __forceinline__ void SparseMlaSimtBody(const SparseMlaArgs& a) {
