@@ -264,6 +264,11 @@ absl::StatusOr<proto::Profile> Analyze(const std::vector<proto::Trace>& traces,
          absl::StrCat("device ", names.empty() ? "(not reported)" : names,
                       " is not in the spec table; pass --device NAME for ceilings on the profiled device"));
   }
+  if (device && profile.provenance() == proto::PROVENANCE_MEASURED_HOST) {
+    Warn(&profile, "device_mismatch",
+         absl::StrCat("times were measured on the host CPU; roofline bounds use ", device->name,
+                      " figures, so \"at roofline\" compares a CPU time with a GPU bound"));
+  }
   if (st.dropped_negative > 0) {
     Warn(&profile, "records_invalid", absl::StrCat(st.dropped_negative, " kernel launches with end < start were ignored"));
   }
