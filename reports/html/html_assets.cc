@@ -85,7 +85,14 @@ footer { margin-top:18px; color:var(--muted); font-size:12px; }
 @media print {
   body { background:#fff; font-size:11px; }
   main { max-width:none; padding:0; }
-  section { break-inside:avoid; border-color:#bbb; }
+  section { border-color:#bbb; }
+  svg, tr, .cards, .side, .banner, .hero { break-inside:avoid; }
+  h2, h3 { break-after:avoid; }
+  .tablewrap { overflow:visible; }
+  table { font-size:9px; }
+  th, td { padding:2px 4px; }
+  td.kname { min-width:0; font-size:9px; }
+  .sharebar { display:none; }
   .controls { display:none; }
   td.kname .kn { -webkit-line-clamp:unset; line-clamp:unset; overflow:visible; }
   th { position:static; }
