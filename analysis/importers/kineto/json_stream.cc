@@ -251,9 +251,61 @@ class Streamer {
     batch_.size = n;
     batch_.capacity = batch_buf_.size();
     batch_.stream_offset = base_ + first;
-    absl::Status s = h_->OnEvents(batch_);
+    batch_.consumed = 0;
+    absl::Status s = h_->OnEvents(&batch_);
     batch_.events.clear();
     return s;
+  }
+
+  // The fast path: the last "}, {" (whitespace allowed) in (from, limit], returning the
+  // index just past its '}', or kNpos. The cut may land inside a string or a nested object;
+  // the parse of the batch then fails and the batch is redone exactly.
+  size_t FindCut(size_t from, size_t limit) const {
+    const char* b = buf_.data();
+    size_t p = limit;
+    while (p > from) {
+      const void* q = memrchr(b + from + 1, '{', p - from - 1);
+      if (q == nullptr) return kNpos;
+      p = static_cast<size_t>(static_cast<const char*>(q) - b);
+      size_t j = p;
+      while (j > from && IsWs(b[j - 1])) --j;
+      if (j > from && b[j - 1] == ',') {
+        --j;
+        while (j > from && IsWs(b[j - 1])) --j;
+        if (j > from && b[j - 1] == '}') return j;
+      }
+    }
+    return kNpos;
+  }
+
+  // Hands [i, cut) out as one batch without boundaries. Returns the index where the stream
+  // goes on: cut on success, or the start of the first event the handler could not take.
+  absl::StatusOr<size_t> FastBatch(size_t i, size_t cut) {
+    size_t n = cut - i + 2;
+    if (batch_buf_.size() < n + kPadding) batch_buf_.resize(n + kPadding);
+    batch_buf_[0] = '[';
+    std::memcpy(batch_buf_.data() + 1, buf_.data() + i, cut - i);
+    batch_buf_[n - 1] = ']';
+    std::memset(batch_buf_.data() + n, ' ', kPadding);
+    batch_.events.clear();
+    batch_.data = batch_buf_.data();
+    batch_.size = n;
+    batch_.capacity = batch_buf_.size();
+    batch_.stream_offset = base_ + i;
+    batch_.consumed = 0;
+    absl::Status s = h_->OnEvents(&batch_);
+    if (s.ok()) return cut;
+    if (s.code() != absl::StatusCode::kAborted) return s;
+    // Skip the events the handler took, with the exact scanner, and go on exactly from there.
+    size_t j = i;
+    for (size_t k = 0; k < batch_.consumed; ++k) {
+      while (j < end_ && (IsWs(buf_[j]) || buf_[j] == ',')) ++j;
+      ValueScanner vs;
+      j = vs.Scan(buf_.data(), j, end_);
+      if (j == kNpos) return absl::InternalError(absl::StrCat(label_, ": event rescan failed"));
+    }
+    exact_until_ = base_ + cut;
+    return j;
   }
 
   // The events array starting at '[' at index i; on return pos_ is just past its ']'.
@@ -273,6 +325,19 @@ class Streamer {
         RETURN_IF_ERROR(Flush());
         pos_ = i + 1;
         return absl::OkStatus();
+      }
+      if (batch_.events.empty() && base_ + i >= exact_until_ && buf_[i] == '{') {
+        if (end_ - i < limits_.batch_bytes && !eof_) {
+          pos_ = i;
+          ASSIGN_OR_RETURN(bool more, Fill(&i));
+          if (more) continue;
+        }
+        size_t cut = FindCut(i, std::min(end_, i + limits_.batch_bytes));
+        if (cut != kNpos) {
+          ASSIGN_OR_RETURN(i, FastBatch(i, cut));
+          pos_ = i;
+          continue;
+        }
       }
       ValueScanner vs;
       size_t e = vs.Scan(buf_.data(), i, end_);
@@ -302,6 +367,7 @@ class Streamer {
   bool eof_ = false;
   EventBatch batch_;
   size_t batch_first_ = 0, batch_last_ = 0;
+  uint64_t exact_until_ = 0;  // stream offset: scan exactly up to here after a failed fast batch
   std::vector<char> batch_buf_;
 };
 

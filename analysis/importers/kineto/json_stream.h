@@ -31,14 +31,21 @@ struct EventBatch {
   size_t size = 0;
   size_t capacity = 0;         // size + padding
   uint64_t stream_offset = 0;  // offset in the (decompressed) document of data[1]
-  std::vector<std::pair<uint32_t, uint32_t>> events;  // [begin, end) within data
+  // [begin, end) of each event within data. Empty on the fast path, where the batch was cut
+  // at a likely event boundary ("}, {" found backwards) without scanning it.
+  std::vector<std::pair<uint32_t, uint32_t>> events;
+  // Set by the handler when it returns kAborted on a fast-path batch: how many events it
+  // consumed before something did not parse. The streamer then rescans exactly from there.
+  size_t consumed = 0;
 };
 
 class TraceJsonHandler {
  public:
   virtual ~TraceJsonHandler() = default;
   virtual absl::Status OnMember(std::string_view key, std::string_view json) = 0;
-  virtual absl::Status OnEvents(const EventBatch& batch) = 0;
+  // With batch->events empty, returning kAborted (and setting batch->consumed) asks for the
+  // rest of the batch again with exact boundaries; any other error stops the stream.
+  virtual absl::Status OnEvents(EventBatch* batch) = 0;
 };
 
 struct JsonStreamLimits {

@@ -114,7 +114,7 @@ simdjson::error_code KinetoEventDecoder::Decode(od::object& obj, KinetoEvent* e)
     } else if (key == "name") {
       std::string_view name;
       SIMDJSON_TRY(field.value().get_string().get(name));
-      e->name = Utf8Clean(name);
+      e->name.assign(name.data(), name.size());  // simdjson validated the UTF-8
     } else if (key == "pid") {
       uint64_t pid = 0;
       SIMDJSON_TRY(ReadId(field.value(), &pid));

@@ -73,18 +73,21 @@ class KinetoBuilder : public TraceJsonHandler {
     return absl::OkStatus();
   }
 
-  absl::Status OnEvents(const EventBatch& batch) override {
+  absl::Status OnEvents(EventBatch* batch_ptr) override {
+    const EventBatch& batch = *batch_ptr;
     const char* data = batch.data;
     size_t capacity = batch.capacity;
-    if (!simdjson::validate_utf8(data, batch.size)) {
-      // Invalid UTF-8 inside strings: replace the bad bytes (same length) and go on.
-      repaired_.assign(data, data + capacity);
-      repaired_bytes_ += RepairUtf8(repaired_.data(), batch.size);
-      data = repaired_.data();
-    }
     size_t done = 0;
     od::document doc;
     auto err = parser_.iterate(data, batch.size, capacity).get(doc);
+    if (err == simdjson::UTF8_ERROR) {
+      // Invalid UTF-8 inside strings: replace the bad bytes (same length) and go on.
+      // (simdjson validated everything else, so names need no second check.)
+      repaired_.assign(data, data + capacity);
+      repaired_bytes_ += RepairUtf8(repaired_.data(), batch.size);
+      data = repaired_.data();
+      err = parser_.iterate(data, batch.size, capacity).get(doc);
+    }
     if (!err) {
       od::array arr;
       err = doc.get_array().get(arr);
@@ -100,6 +103,11 @@ class KinetoBuilder : public TraceJsonHandler {
       }
     }
     if (!err) return absl::OkStatus();
+    if (batch.events.empty()) {
+      // Fast-path batch: let the streamer find the exact boundaries from event `done` on.
+      batch_ptr->consumed = done;
+      return absl::AbortedError("exact boundaries needed");
+    }
     // Something in this batch did not parse: redo the rest event by event, so one bad
     // event is skipped (or named as the syntax error it is) without losing the others.
     for (size_t k = done; k < batch.events.size(); ++k) {
