@@ -21,7 +21,6 @@
 #include "base/status_macros.h"
 #include "cli/command.h"
 #include "cli/model_run.h"
-#include "cli/run_reports.h"
 #include "fmt/core.h"
 #include "proto/trace_io.h"
 #include "runtime/run.h"
@@ -42,14 +41,13 @@ std::vector<std::string> FormatsToRun(const std::string& format) {
   return {format};
 }
 
-absl::StatusOr<runtime::RunResult> RunFormat(const RunArgs& args, const std::string& format,
-                                             int index, int count) {
+absl::StatusOr<runtime::RunResult> RunFormat(const RunArgs& args, const std::string& format) {
   runtime::RunOptions o = args.options;
   o.format = format;
   const bool tty = StderrIsTty();
-  o.on_step = [&format, tty, index, count](int step, int steps) {
-    if (tty) {  // a bar over steps and formats, redrawn in place
-      fmt::print(stderr, "\r\x1b[2K{}", RunProgressLine(format, index, count, step, steps));
+  o.on_step = [&format, tty](int step, int steps) {
+    if (tty) {
+      fmt::print(stderr, "\r[{}] decode step {}/{}", format, step, steps);
       if (step == steps) fmt::print(stderr, "\n");
     } else {
       fmt::print(stderr, "[{}] decode step {}/{}\n", format, step, steps);
@@ -110,19 +108,9 @@ void PrintSummary(const std::string& format, const runtime::RunResult& r,
 absl::Status RunCommand(const RunArgs& args) {
   const std::string command_line = absl::StrJoin(args.argv, " ");
   if (args.options.backend == "model") {
-    ASSIGN_OR_RETURN(std::vector<std::string> modelled,
-                     RunModelBackend(args.options, args.format, args.options.moe_backend,
-                                     args.model, args.out_dir, command_line));
-    // Reports for the modelled traces, exactly as for measured ones (they say "modelled").
-    std::vector<FormatRunOutput> runs;
-    for (const std::string& path : modelled) {
-      ASSIGN_OR_RETURN(proto::Trace t, ReadTrace(path));
-      std::string stem = path.substr(path.find_last_of('/') + 1);
-      stem = stem.substr(0, stem.rfind(".qtrace"));
-      runs.push_back({stem, std::move(t), path});
-    }
-    if (runs.size() > 2) runs.resize(2);  // the diff compares the first two variants
-    return WriteRunReports(runs, {}, args.out_dir, stdout);
+    return RunModelBackend(args.options, args.format, args.options.moe_backend, args.model,
+                           args.out_dir, command_line)
+        .status();
   }
   if (args.options.moe_backend.find(',') != std::string::npos) {
     return absl::InvalidArgumentError(absl::StrCat("--moe-backend ", args.options.moe_backend,
@@ -130,31 +118,25 @@ absl::Status RunCommand(const RunArgs& args) {
   }
   std::vector<double> tps;
   bool on_host = false;
-  std::vector<FormatRunOutput> runs;
-  const std::vector<std::string> formats = FormatsToRun(args.format);
-  for (size_t i = 0; i < formats.size(); ++i) {
-    const std::string& format = formats[i];
-    ASSIGN_OR_RETURN(runtime::RunResult r,
-                     RunFormat(args, format, static_cast<int>(i), static_cast<int>(formats.size())));
+  for (const std::string& format : FormatsToRun(args.format)) {
+    ASSIGN_OR_RETURN(runtime::RunResult r, RunFormat(args, format));
     on_host |= r.trace.header().provenance() == proto::PROVENANCE_MEASURED_HOST;
     ASSIGN_OR_RETURN(std::string path, WriteFormatTrace(args, format, r));
     PrintSummary(format, r, path);
     const auto& run = r.trace.header().run();
     tps.push_back(run.wall_time_ns() ? run.tokens_generated() / (run.wall_time_ns() * 1e-9) : 0);
-    runs.push_back({format, std::move(r.trace), path});
   }
   if (tps.size() == 2 && tps[0] > 0) {
     fmt::print("nvfp4 / mxfp4 decode throughput on this host: {:.2f}x\n", tps[1] / tps[0]);
   }
-  std::vector<std::string> projection;
   if (on_host) {
     // Measured on the host CPU: add what the same workload would do on --target (default
     // the story's RTX PRO 6000), written and labelled as modelled.
-    ASSIGN_OR_RETURN(projection, AddModelProjection(args.options, args.format, args.model,
-                                                    args.out_dir, command_line));
+    RETURN_IF_ERROR(
+        AddModelProjection(args.options, args.format, args.model, args.out_dir, command_line)
+            .status());
   }
-  // Per format <format>.json/.html/.perfetto.json, and diff.json/.html for two formats.
-  return WriteRunReports(runs, projection, args.out_dir, stdout);
+  return absl::OkStatus();
 }
 
 }  // namespace
