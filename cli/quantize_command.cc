@@ -32,7 +32,11 @@ struct QuantizeArgs {
 // at most every 5 seconds so logs stay short.
 constexpr uint64_t kProgressMinBytes = 256ull << 20;
 
-std::string Gb(uint64_t bytes) { return fmt::format("{:.2f} GB", bytes / 1e9); }
+std::string HumanBytes(uint64_t bytes) {
+  if (bytes >= 1'000'000'000) return fmt::format("{:.2f} GB", bytes / 1e9);
+  if (bytes >= 1'000'000) return fmt::format("{:.1f} MB", bytes / 1e6);
+  return fmt::format("{:.1f} kB", bytes / 1e3);
+}
 
 absl::Status RunQuantize(const QuantizeArgs& args) {
   weights::QuantizeOptions opt;
@@ -52,8 +56,8 @@ absl::Status RunQuantize(const QuantizeArgs& args) {
                  std::string(width - filled, ' '), pct, n, count);
       if (n == count) fmt::print(stderr, "\n");
     } else if (now - last_line >= std::chrono::seconds(5) || n == count) {
-      fmt::print(stderr, "quantize: {}% ({}/{} tensors, {} of {})\n", pct, n, count, Gb(done),
-                 Gb(total));
+      fmt::print(stderr, "quantize: {}% ({}/{} tensors, {} of {})\n", pct, n, count, HumanBytes(done),
+                 HumanBytes(total));
       last_line = now;
     }
   };
@@ -89,10 +93,10 @@ absl::Status RunQuantize(const QuantizeArgs& args) {
              report->max_abs_error);
   if (converted_elems > 0) {
     fmt::print("converted tensors: {} -> {} ({:.3f} bits per weight including scales)\n",
-               Gb(converted_in), Gb(converted_out), 8.0 * converted_out / converted_elems);
+               HumanBytes(converted_in), HumanBytes(converted_out), 8.0 * converted_out / converted_elems);
   }
   fmt::print("input {} -> model.safetensors {} in {:.2f} s ({:.0f} MB/s of input, measured)\n",
-             Gb(report->input_bytes), Gb(report->output_bytes), seconds,
+             HumanBytes(report->input_bytes), HumanBytes(report->output_bytes), seconds,
              report->input_bytes / 1e6 / std::max(seconds, 1e-9));
   if (!report->not_converted_modules.empty()) {
     fmt::print("not converted: {}\n", absl::StrJoin(report->not_converted_modules, ", "));
