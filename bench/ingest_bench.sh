@@ -30,19 +30,22 @@ timed() {  # prints wall seconds and peak RSS of a command
   /usr/bin/time -f "%e s, peak RSS %M KB" "$@" 2>&1 >/dev/null | tail -1
 }
 echo "== side by side on $json ($(du -m "$json" | cut -f1) MB)"
-q_import=$( { /usr/bin/time -f "%e" $pin "$build/cli/qprof" import -q "$json" >/dev/null; } 2>&1 | tail -1)
-echo "qprof import:  ${q_import} s"
-if "$build/cli/qprof" analyze --help >/dev/null 2>&1; then
-  q_analyze=$( { /usr/bin/time -f "%e" $pin "$build/cli/qprof" analyze "$json" >/dev/null; } 2>&1 | tail -1)
-  echo "qprof analyze: ${q_analyze} s"
-else
-  q_analyze=$q_import
-fi
-py=$( { /usr/bin/time -f "%e %M" $pin python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$json"; } 2>&1 | tail -1)
-py_s=${py% *}
-echo "python3 json.load: ${py_s} s, peak RSS ${py#* } KB"
-python3 - "$py_s" "$q_import" "$q_analyze" <<'PY'
+# Wall and CPU (user+sys) seconds: CPU time is the fair figure on a shared machine.
+measure() { { /usr/bin/time -f "%e %U %S %M" $pin "$@" >/dev/null 2>/dev/null; } 2>&1 | tail -1; }
+q_import=$(measure "$build/cli/qprof" import -q "$json")
+q_analyze=$(measure "$build/cli/qprof" analyze "$json")
+py=$(measure python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$json")
+python3 - "$q_import" "$q_analyze" "$py" <<'PY'
 import sys
-py, qi, qa = map(float, sys.argv[1:])
-print("speedup vs json.load: import %.1fx, analyze %.1fx (target >= 20x)" % (py / qi, py / qa))
+rows = [("qprof import", sys.argv[1]), ("qprof analyze", sys.argv[2]), ("python3 json.load", sys.argv[3])]
+vals = {}
+for name, v in rows:
+    wall, user, sys_, rss = v.split()
+    cpu = float(user) + float(sys_)
+    vals[name] = (float(wall), cpu)
+    print("%-18s wall %7.2f s  cpu %7.2f s  peak RSS %6.0f MB" % (name, float(wall), cpu, int(rss) / 1e3))
+pw, pc = vals["python3 json.load"]
+for name in ("qprof import", "qprof analyze"):
+    w, c = vals[name]
+    print("%s vs json.load: %.1fx wall, %.1fx cpu (target >= 20x)" % (name, pw / w, pc / c))
 PY
