@@ -1,6 +1,7 @@
 #include "analysis/ceilings/ceilings.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -76,6 +77,13 @@ absl::StatusOr<ModelConfig> ParseModelConfig(const std::string& json, const std:
       (key == "name" ? m.name : m.format) = std::string(s);
       continue;
     }
+    static const char* kNumeric[] = {"total_params", "active_params", "weights_per_step_params",
+                                     "batch", "kv_bytes_per_step", "activation_bytes_per_step",
+                                     "flops_per_token"};
+    if (std::none_of(std::begin(kNumeric), std::end(kNumeric),
+                     [&](const char* k) { return key == k; })) {
+      continue;  // unknown keys are ignored so configs can carry notes
+    }
     if (field.value.get(num)) {
       int64_t i = 0;
       uint64_t u = 0;
@@ -91,7 +99,6 @@ absl::StatusOr<ModelConfig> ParseModelConfig(const std::string& json, const std:
     else if (key == "kv_bytes_per_step") m.kv_bytes_per_step = num;
     else if (key == "activation_bytes_per_step") m.activation_bytes_per_step = num;
     else if (key == "flops_per_token") m.flops_per_token = num;
-    // Unknown keys are ignored so configs can carry notes.
   }
   if (m.active_params <= 0 && m.weights_per_step_params <= 0) {
     return absl::InvalidArgumentError(
