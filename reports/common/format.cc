@@ -60,6 +60,7 @@ std::string FormatShare(double share) {
 }
 
 std::string FormatSharePoints(double delta) {
+  if (std::fabs(delta * 100) < 0.05) return "0.0 pp";  // never "-0.0 pp"
   return fmt::format("{:+.1f} pp", delta * 100);
 }
 

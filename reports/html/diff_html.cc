@@ -34,6 +34,14 @@ std::string Arrows(const std::string& s) {
   return out + Escape(s.substr(pos));
 }
 
+// Table headers and chart labels: the label when short, else "A"/"B" (the page says
+// which is which right under the headline).
+std::string ColumnName(const proto::DiffSide& s, const char* fallback) {
+  return s.label().empty() || s.label().size() > 12 ? fallback : s.label();
+}
+
+bool KnownDevice(const std::string& d) { return !d.empty() && d != "unknown"; }
+
 std::vector<html::Segment> SideSegments(const proto::DiffSide& s, const proto::Diff& d,
                                         bool is_a) {
   std::vector<html::Segment> segs;
@@ -54,8 +62,9 @@ std::string Hero(const proto::Diff& d) {
       "<header class=\"top\"><h1>qprof diff: {} <span class=\"sub\">vs</span> {} <span "
       "class=\"sub\">{}</span></h1></header>\n",
       Escape(a), Escape(b),
-      Escape(d.a().device() == d.b().device() ? d.a().device()
-                                              : d.a().device() + " / " + d.b().device()));
+      Escape(!KnownDevice(d.a().device()) && !KnownDevice(d.b().device()) ? ""
+             : d.a().device() == d.b().device() ? d.a().device()
+                                                : d.a().device() + " / " + d.b().device()));
   const bool host = d.a().provenance().find("host") != std::string::npos ||
                     d.b().provenance().find("host") != std::string::npos;
   if (host) {
@@ -70,6 +79,11 @@ std::string Hero(const proto::Diff& d) {
   out += "<ul class=\"story\">";
   for (size_t i = 1; i < lines.size(); ++i) out += "<li>" + Arrows(lines[i]) + "</li>";
   out += "</ul>";
+  if (ColumnName(d.a(), "A") != a || ColumnName(d.b(), "B") != b) {
+    out += fmt::format("<p class=\"small muted\" id=\"side-names\">In the tables below, A = "
+                       "{} and B = {}.</p>",
+                       Escape(a), Escape(b));
+  }
   // Side-by-side cards with the split bars.
   out += "<div class=\"grid2\">";
   for (int side = 0; side < 2; ++side) {
@@ -91,8 +105,9 @@ std::string Hero(const proto::Diff& d) {
                                                                    : s.provenance()),
         s.kernel_time_ns(), FormatNs(static_cast<double>(s.kernel_time_ns())), id,
         html::Num(s.tensor_share(), 6), FormatShare(s.tensor_share()));
-    out += fmt::format("<p class=\"small muted\">{}{}</p>", Escape(s.device()),
-                       s.format().empty() ? "" : " · format " + Escape(s.format()));
+    std::string where = KnownDevice(s.device()) ? s.device() : "";
+    if (!s.format().empty()) where += (where.empty() ? "format " : " · format ") + s.format();
+    out += fmt::format("<p class=\"small muted\">{}</p>", Escape(where));
     out += html::SplitBarSvg(segs, "split-" + id,
                              "Share of kernel time by pipe class for " + Label(s, id.c_str()),
                              560);
@@ -127,7 +142,7 @@ std::string ProjectionSection(const proto::Diff* m) {
 }
 
 std::string RoleSection(const proto::Diff& d) {
-  const std::string a = Label(d.a(), "A"), b = Label(d.b(), "B");
+  const std::string a = ColumnName(d.a(), "A"), b = ColumnName(d.b(), "B");
   std::vector<const proto::DiffRow*> rows;
   for (const auto& r : d.roles()) rows.push_back(&r);
   std::stable_sort(rows.begin(), rows.end(), [](auto* x, auto* y) {
@@ -179,7 +194,7 @@ std::string RoleSection(const proto::Diff& d) {
 }
 
 std::string ClassSection(const proto::Diff& d) {
-  const std::string a = Label(d.a(), "A"), b = Label(d.b(), "B");
+  const std::string a = ColumnName(d.a(), "A"), b = ColumnName(d.b(), "B");
   std::string out = fmt::format(
       "<section id=\"classes-section\"><h2>Pipe classes</h2><div class=\"tablewrap\"><table "
       "id=\"diff-classes\"><thead><tr><th>class</th><th class=\"num\">{0} time</th>"
@@ -214,7 +229,7 @@ bool Replaced(const proto::DiffRow& r) {
 }
 
 std::string KernelSection(const proto::Diff& d) {
-  const std::string a = Label(d.a(), "A"), b = Label(d.b(), "B");
+  const std::string a = ColumnName(d.a(), "A"), b = ColumnName(d.b(), "B");
   std::vector<const proto::DiffRow*> rows;
   for (const auto& r : d.kernels()) rows.push_back(&r);
   // Kernels that came, went or were replaced first, then the largest absolute changes.

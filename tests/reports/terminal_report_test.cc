@@ -115,6 +115,7 @@ TEST(FormatTest, Units) {
   EXPECT_EQ(FormatShare(0.39), "39.0%");
   EXPECT_EQ(FormatShare(0.0001), "<0.1%");
   EXPECT_EQ(FormatSharePoints(0.181), "+18.1 pp");
+  EXPECT_EQ(FormatSharePoints(-0.0002), "0.0 pp");
   EXPECT_EQ(FormatDeltaNs(-812'000), "-812 us");
   EXPECT_EQ(FormatSig3(1050), "1.05k");
   EXPECT_EQ(FormatSig3(3.36e4), "33.6k");
