@@ -1,7 +1,8 @@
-// `qprof run`: run the bundled decode workload and write one trace per format.
+// `qprof run`: run the bundled decode workload, write one trace per format and the reports.
 //
 // Structure (one function per stage, so other backends and outputs plug in):
-//   FormatsToRun -> RunFormat (runtime::RunDecode) -> WriteFormatTrace -> PrintSummary.
+//   FormatsToRun -> RunFormat (runtime::RunDecode) -> WriteFormatTrace -> PrintSummary
+//   -> WriteRunReports (cli/run_reports.h: JSON, HTML, Perfetto per format; the diff).
 // `both` runs MXFP4 then NVFP4 on the same seed: identical synthetic weights before
 // quantization, identical prompts and context lengths.
 #include <algorithm>
@@ -21,6 +22,7 @@
 #include "base/status_macros.h"
 #include "cli/command.h"
 #include "cli/model_run.h"
+#include "cli/run_reports.h"
 #include "fmt/core.h"
 #include "proto/trace_io.h"
 #include "runtime/run.h"
@@ -41,13 +43,14 @@ std::vector<std::string> FormatsToRun(const std::string& format) {
   return {format};
 }
 
-absl::StatusOr<runtime::RunResult> RunFormat(const RunArgs& args, const std::string& format) {
+absl::StatusOr<runtime::RunResult> RunFormat(const RunArgs& args, const std::string& format,
+                                             int index, int count) {
   runtime::RunOptions o = args.options;
   o.format = format;
   const bool tty = StderrIsTty();
-  o.on_step = [&format, tty](int step, int steps) {
-    if (tty) {
-      fmt::print(stderr, "\r[{}] decode step {}/{}", format, step, steps);
+  o.on_step = [&format, tty, index, count](int step, int steps) {
+    if (tty) {  // a bar over steps and formats, redrawn in place
+      fmt::print(stderr, "\r\x1b[2K{}", RunProgressLine(format, index, count, step, steps));
       if (step == steps) fmt::print(stderr, "\n");
     } else {
       fmt::print(stderr, "[{}] decode step {}/{}\n", format, step, steps);
@@ -108,9 +111,19 @@ void PrintSummary(const std::string& format, const runtime::RunResult& r,
 absl::Status RunCommand(const RunArgs& args) {
   const std::string command_line = absl::StrJoin(args.argv, " ");
   if (args.options.backend == "model") {
-    return RunModelBackend(args.options, args.format, args.options.moe_backend, args.model,
-                           args.out_dir, command_line)
-        .status();
+    ASSIGN_OR_RETURN(std::vector<std::string> modelled,
+                     RunModelBackend(args.options, args.format, args.options.moe_backend,
+                                     args.model, args.out_dir, command_line));
+    // Reports for the modelled traces, exactly as for measured ones (they say "modelled").
+    std::vector<FormatRunOutput> runs;
+    for (const std::string& path : modelled) {
+      ASSIGN_OR_RETURN(proto::Trace t, ReadTrace(path));
+      std::string stem = path.substr(path.find_last_of('/') + 1);
+      stem = stem.substr(0, stem.rfind(".qtrace"));
+      runs.push_back({stem, std::move(t), path});
+    }
+    if (runs.size() > 2) runs.resize(2);  // the diff compares the first two variants
+    return WriteRunReports(runs, {}, args.out_dir, stdout);
   }
   if (args.options.moe_backend.find(',') != std::string::npos) {
     return absl::InvalidArgumentError(absl::StrCat("--moe-backend ", args.options.moe_backend,
@@ -118,25 +131,31 @@ absl::Status RunCommand(const RunArgs& args) {
   }
   std::vector<double> tps;
   bool on_host = false;
-  for (const std::string& format : FormatsToRun(args.format)) {
-    ASSIGN_OR_RETURN(runtime::RunResult r, RunFormat(args, format));
+  std::vector<FormatRunOutput> runs;
+  const std::vector<std::string> formats = FormatsToRun(args.format);
+  for (size_t i = 0; i < formats.size(); ++i) {
+    const std::string& format = formats[i];
+    ASSIGN_OR_RETURN(runtime::RunResult r,
+                     RunFormat(args, format, static_cast<int>(i), static_cast<int>(formats.size())));
     on_host |= r.trace.header().provenance() == proto::PROVENANCE_MEASURED_HOST;
     ASSIGN_OR_RETURN(std::string path, WriteFormatTrace(args, format, r));
     PrintSummary(format, r, path);
     const auto& run = r.trace.header().run();
     tps.push_back(run.wall_time_ns() ? run.tokens_generated() / (run.wall_time_ns() * 1e-9) : 0);
+    runs.push_back({format, std::move(r.trace), path});
   }
   if (tps.size() == 2 && tps[0] > 0) {
     fmt::print("nvfp4 / mxfp4 decode throughput on this host: {:.2f}x\n", tps[1] / tps[0]);
   }
+  std::vector<std::string> projection;
   if (on_host) {
     // Measured on the host CPU: add what the same workload would do on --target (default
     // the story's RTX PRO 6000), written and labelled as modelled.
-    RETURN_IF_ERROR(
-        AddModelProjection(args.options, args.format, args.model, args.out_dir, command_line)
-            .status());
+    ASSIGN_OR_RETURN(projection, AddModelProjection(args.options, args.format, args.model,
+                                                    args.out_dir, command_line));
   }
-  return absl::OkStatus();
+  // Per format <format>.json/.html/.perfetto.json, and diff.json/.html for two formats.
+  return WriteRunReports(runs, projection, args.out_dir, stdout);
 }
 
 }  // namespace
@@ -144,7 +163,9 @@ absl::Status RunCommand(const RunArgs& args) {
 void RegisterRunCommand(CLI::App& app, CommandRunner& runner) {
   auto args = std::make_shared<RunArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "run", "Run the bundled DeepSeek-style decode workload and write a trace per format");
+      "run",
+      "Run the bundled DeepSeek-style decode workload (MXFP4 and NVFP4 on identical weights by "
+      "default) and write traces, reports and their diff into --out");
   runtime::RunOptions& o = args->options;
   cmd->add_option("--backend", o.backend,
                   "Where to run: cpu (host CPU, timed per kernel), cuda (GPU, CUPTI), auto "
@@ -207,7 +228,9 @@ void RegisterRunCommand(CLI::App& app, CommandRunner& runner) {
   cmd->add_flag("--check", o.check,
                 "Compare logits and greedy tokens with a reference using unquantized FP32 "
                 "experts");
-  cmd->add_option("--out", args->out_dir, "Output folder for <format>.qtrace")
+  cmd->add_option("--out", args->out_dir,
+                  "Output folder: <format>.qtrace, <format>.json/.html/.perfetto.json, "
+                  "diff.json and diff.html (open this one first)")
       ->capture_default_str();
   cmd->callback([&runner, args, &app] {
     args->argv = {"qprof", "run"};
