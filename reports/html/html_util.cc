@@ -86,10 +86,11 @@ std::string Badge(const std::string& kind, const std::string& text, const std::s
 }
 
 std::string BadgeKindFor(const std::string& p) {
+  // "modelled (not measured)" is modelled: test for it before "measured".
+  if (p.find("model") != std::string::npos) return "modelled";
   if (p.find("host") != std::string::npos) return "host";
   if (p.find("measured") != std::string::npos) return "measured";
   if (p.find("import") != std::string::npos) return "imported";
-  if (p.find("model") != std::string::npos) return "modelled";
   if (p == "sass" || p == "registry" || p == "name_rule") return p;
   return "unknown";
 }

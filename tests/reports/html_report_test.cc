@@ -38,6 +38,14 @@ TEST(HtmlEscapeTest, EscapesMarkupAndRepairsUtf8) {
   EXPECT_EQ(html::Escape(std::string("a\0b", 3)), "a\xef\xbf\xbd" "b");
 }
 
+TEST(HtmlEscapeTest, ProvenanceBadgesSayWhatTheyMean) {
+  EXPECT_EQ(html::BadgeKindFor("modelled (not measured)"), "modelled");
+  EXPECT_EQ(html::BadgeKindFor("modelled from the device spec table"), "modelled");
+  EXPECT_EQ(html::BadgeKindFor("measured on host CPU (not a GPU)"), "host");
+  EXPECT_EQ(html::BadgeKindFor("measured on GPU"), "measured");
+  EXPECT_EQ(html::BadgeKindFor("imported from a.sqlite"), "imported");
+}
+
 TEST(HtmlReportTest, ProfilePageIsSelfContainedAndEscaped) {
   auto p = testing::MakeFixtureProfile("mxfp4", true);
   p.mutable_kernels(1)->set_name("evil</td><script>alert(1)</script>");
