@@ -5,7 +5,8 @@
 //  - w4a16_mma kernels: HMMA on every target (sm_90a, sm_100a, sm_120a);
 //  - fp4_mma kernels: the block-scaled OMMA on sm_120a;
 //  - tensor-core MLA: HMMA on every target;
-//  - slot_gemv and the SIMT MLA: no tensor MMA at all, FP32 FFMA present.
+//  - slot_gemv and the SIMT MLA: no tensor MMA at all, FP32 FFMA present;
+//  - the dense projections (registered as tensor-pipe): HMMA.
 #include <map>
 #include <string>
 #include <vector>
@@ -122,6 +123,18 @@ TEST_F(KernelSassTest, SparseMlaTensorKernelUsesHmmaAndSimtKernelDoesNot) {
     const SassKernelStats& s = idx["qprof_attn_sparse_mla_simt"][arch];
     EXPECT_EQ(s.tensor_mma, 0u) << arch << ": " << s.detail;
     EXPECT_GT(s.simt_fp32, 0u) << arch;
+  }
+}
+
+TEST_F(KernelSassTest, DenseProjectionsUseHmma) {
+  Index idx = Cached(QPROF_COMMON_CUDA_LIB);
+  for (const char* k : {"qprof_gemm_dense", "qprof_gemm_lm_head", "qprof_moe_router_gemm"}) {
+    const auto archs = BuiltArchs(idx, k);
+    ASSERT_FALSE(archs.empty()) << k;
+    for (const std::string& arch : archs) {
+      const SassKernelStats& s = idx[k][arch];
+      EXPECT_GT(s.mma_opcodes.count("HMMA") ? s.mma_opcodes.at("HMMA") : 0u, 0u) << k << " " << arch;
+    }
   }
 }
 
