@@ -153,6 +153,8 @@ absl::Status WriteRunReports(const std::vector<FormatRunOutput>& runs,
       }
     }
     fmt::print(out, "Open {} in a browser.\n", Join(out_dir, "diff.html"));
+  } else if (!runs.empty()) {
+    fmt::print(out, "Open {} in a browser.\n", Join(out_dir, Stem(runs[0].trace_path) + ".html"));
   }
   return absl::OkStatus();
 }

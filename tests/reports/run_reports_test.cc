@@ -77,7 +77,9 @@ TEST(RunReportsTest, OneFormatWritesNoDiff) {
   std::vector<FormatRunOutput> runs = {{"nvfp4", TraceFor("nvfp4"), (dir / "nvfp4.qtrace").string()}};
   std::FILE* out = std::tmpfile();
   ASSERT_TRUE(WriteRunReports(runs, {}, dir.string(), out).ok());
+  const std::string text = ReadAll(out);
   std::fclose(out);
+  EXPECT_NE(text.find("nvfp4.html in a browser"), std::string::npos) << text;
   EXPECT_TRUE(fs::exists(dir / "nvfp4.html"));
   EXPECT_FALSE(fs::exists(dir / "diff.html"));
   fs::remove_all(dir);
