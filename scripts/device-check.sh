@@ -26,8 +26,12 @@ root=$(pwd)
 
 if [ "${1:-}" = "--prepare" ]; then
   bd=build-device
+  launcher=()
+  if command -v ccache >/dev/null; then
+    launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+  fi
   cmake -S . -B "$bd" -G Ninja -DQPROF_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90a-real \
-    -DCMAKE_BUILD_TYPE=Release ${CMAKE_CXX_COMPILER_LAUNCHER:+-DCMAKE_CXX_COMPILER_LAUNCHER=ccache} >/dev/null
+    -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" >/dev/null
   cmake --build "$bd" -j"$(nproc)" --target kernels_cuda_test qprof_copy_bandwidth qprof_kernel_bench qprof
   rm -rf "$bd/dist"
   mkdir -p "$bd/dist/bin" "$bd/dist/lib"
