@@ -87,10 +87,10 @@ fi
 
 step gpu_tests 120 "$bin/kernels_cuda_test" --gtest_brief=1
 copy_gbps=0
-step copy_bandwidth 30 bash -c "'$bin/qprof_copy_bandwidth' 1024 | tee '$out/copy.txt'"
+step copy_bandwidth 30 bash -o pipefail -c "'$bin/qprof_copy_bandwidth' 1024 | tee '$out/copy.txt'"
 if [ -s "$out/copy.txt" ]; then copy_gbps=$(awk '/copy_bandwidth_gbps/{print $2}' "$out/copy.txt"); fi
 echo "measured copy bandwidth: ${copy_gbps} GB/s"
-step kernel_bench 150 bash -c "'$bin/qprof_kernel_bench' '$copy_gbps' 1,16,64 | tee '$out/bench.txt'"
+step kernel_bench 150 bash -o pipefail -c "'$bin/qprof_kernel_bench' '$copy_gbps' 1,16,64 | tee '$out/bench.txt'"
 
 for fmt in mxfp4 nvfp4; do
   step "run_small_$fmt" 40 "$bin/qprof" run --backend cuda --model small --format "$fmt" \
