@@ -49,12 +49,16 @@ ModelParameters ParametersForTarget(const devices::DeviceSpec& target) {
     p.launch_overhead_ns.source =
         absl::StrCat("device spec table (", target.name, "): ", target.launch_overhead_us.source);
   }
-  for (const FittedParameter& f : FittedParametersFor(target.key)) {
+  ApplyFittedParameters(p, FittedParametersFor(target.key));
+  return p;
+}
+
+void ApplyFittedParameters(ModelParameters& params, const std::vector<FittedParameter>& fits) {
+  for (const FittedParameter& f : fits) {
     // A stored fit was validated when it was written; ignore one that no longer applies.
-    (void)SetParameter(p, f.parameter, f.value,
+    (void)SetParameter(params, f.parameter, f.value,
                        absl::StrCat("fitted on ", f.device, " on ", f.date, " from ", f.source));
   }
-  return p;
 }
 
 absl::StatusOr<KernelEstimate> EstimateKernel(const proto::PlannedKernel& kernel, int tp,

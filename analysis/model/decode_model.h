@@ -32,6 +32,7 @@
 
 #include "absl/status/statusor.h"
 #include "analysis/devices/device_specs.h"
+#include "analysis/model/calibration_data.h"
 #include "analysis/model/formulas.h"
 #include "analysis/model/parameters.h"
 #include "proto/plan.pb.h"
@@ -64,6 +65,10 @@ struct ModelResult {
 // Defaults for a target: DefaultModelParameters(), the device's launch overhead when the
 // spec table has one, then any fitted values stored for the device (calibration_data.h).
 ModelParameters ParametersForTarget(const devices::DeviceSpec& target);
+
+// Replaces parameters by stored fits; each source then cites the device, the date and the
+// measured trace. A fit naming an unknown parameter or out of range is skipped.
+void ApplyFittedParameters(ModelParameters& params, const std::vector<FittedParameter>& fits);
 
 absl::StatusOr<ModelResult> ModelDecodeStep(const proto::DecodePlan& plan,
                                             const devices::DeviceSpec& target,

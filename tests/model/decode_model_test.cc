@@ -181,5 +181,19 @@ TEST(ParametersForTarget, UsesDeviceLaunchOverhead) {
             DefaultModelParameters().launch_overhead_ns.value);
 }
 
+TEST(ParametersForTarget, FitsReplaceDefaultsAndCiteTheirOrigin) {
+  ModelParameters p = DefaultModelParameters();
+  ApplyFittedParameters(p, {{"h200", "memory_bandwidth_efficiency", 0.91, "2026-11-29",
+                             "qprof calibrate on mxfp4.qtrace"},
+                            {"h200", "no_such_parameter", 0.5, "2026-11-29", "x"},
+                            {"h200", "simt_efficiency", 7, "2026-11-29", "x"}});
+  EXPECT_EQ(p.memory_bandwidth_efficiency.value, 0.91);
+  EXPECT_EQ(p.memory_bandwidth_efficiency.source,
+            "fitted on h200 on 2026-11-29 from qprof calibrate on mxfp4.qtrace");
+  EXPECT_EQ(p.simt_efficiency.value, DefaultModelParameters().simt_efficiency.value);
+  // No fits are stored yet: every target runs on defaults (docs/model.md says so).
+  EXPECT_TRUE(AllFittedParameters().empty());
+}
+
 }  // namespace
 }  // namespace qprof::model
