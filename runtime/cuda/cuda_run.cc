@@ -77,7 +77,16 @@ absl::StatusOr<RunResult> RunDecodeCuda(const RunOptions& in) {
   if (options.check) {
     return absl::FailedPreconditionError("--check runs with --backend cpu only for now");
   }
-  const KernelChoice choice = ChooseKernels(options);
+  KernelChoice choice = ChooseKernels(options);
+  std::string path_note;
+  if (choice.moe_backend == "fp4_mma" && options.target_arch != "sm_120" &&
+      (options.moe_backend.empty() || options.moe_backend == "auto")) {
+    // Native FP4 MMA is implemented for sm_120a only (no tcgen05 variant for sm_100a yet).
+    options.moe_backend = "w4a16_mma";
+    choice = ChooseKernels(options);
+    path_note = "auto MoE path: fp4_mma has no kernel for " + options.target_arch +
+                " in this build (sm_120a only); ran w4a16_mma";
+  }
   const kernels::Fp4Format format =
       options.format == "mxfp4" ? kernels::Fp4Format::kMxfp4 : kernels::Fp4Format::kNvfp4;
   kernels::ThreadPool pool(options.threads);
@@ -174,6 +183,7 @@ absl::StatusOr<RunResult> RunDecodeCuda(const RunOptions& in) {
   }
   h->add_notes("the prompt KV cache is synthetic (seeded rows); prefill is not run or timed");
   if (!collector_note.empty()) h->add_notes(collector_note);
+  if (!path_note.empty()) h->add_notes(path_note);
   return result;
 }
 
