@@ -86,6 +86,11 @@ Progress::Progress(bool enabled, std::string what)
 
 void Progress::Update(uint64_t done, uint64_t total, const char* unit) {
   if (!enabled_ || (++calls_ & 63) != 0) return;
+  UpdateNow(done, total, unit);
+}
+
+void Progress::UpdateNow(uint64_t done, uint64_t total, const char* unit) {
+  if (!enabled_) return;
   auto now = std::chrono::steady_clock::now();
   if (now - start_ < std::chrono::seconds(1) || now - last_ < std::chrono::seconds(1)) return;
   last_ = now;

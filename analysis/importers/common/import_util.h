@@ -33,8 +33,11 @@ std::string Utf8Clean(std::string_view s);
 class Progress {
  public:
   Progress(bool enabled, std::string what);
-  // Call often; cheap. `done`/`total` in bytes or rows (total 0 = unknown).
+  // Call often (per row); cheap: the clock is read every 64th call. `done`/`total` in bytes
+  // or rows (total 0 = unknown).
   void Update(uint64_t done, uint64_t total, const char* unit);
+  // For calls that come rarely (per MiB read): reads the clock every time.
+  void UpdateNow(uint64_t done, uint64_t total, const char* unit);
   void Finish();
 
  private:

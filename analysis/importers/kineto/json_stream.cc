@@ -173,7 +173,7 @@ class Streamer {
       return false;
     }
     end_ += got;
-    if (progress_) progress_->Update(src_->consumed(), src_->total(), "bytes");
+    if (progress_) progress_->UpdateNow(src_->consumed(), src_->total(), "bytes");
     return true;
   }
 
