@@ -31,6 +31,10 @@ void ThreadPool::RunChunks() {
   t_inside_pool = false;
 }
 
+// A worker joins the current job only while it is open; the caller closes the job once
+// every chunk has been claimed and then waits only for workers that joined. So a worker
+// that the OS schedules late (a loaded machine) never delays the caller: the caller runs
+// the remaining chunks itself.
 void ThreadPool::WorkerLoop() {
   uint64_t seen = 0;
   for (;;) {
@@ -39,6 +43,8 @@ void ThreadPool::WorkerLoop() {
       cv_work_.wait(lock, [&] { return stop_ || generation_ != seen; });
       if (stop_) return;
       seen = generation_;
+      if (!job_open_) continue;
+      ++busy_;
     }
     RunChunks();
     {
@@ -63,12 +69,14 @@ void ThreadPool::ParallelFor(int64_t n, int64_t grain,
     n_ = n;
     grain_ = grain;
     next_.store(0, std::memory_order_relaxed);
-    busy_ = static_cast<int>(workers_.size());
+    busy_ = 0;
+    job_open_ = true;
     ++generation_;
   }
   cv_work_.notify_all();
   RunChunks();
   std::unique_lock<std::mutex> lock(mu_);
+  job_open_ = false;  // every chunk is claimed: late workers must not join
   cv_done_.wait(lock, [&] { return busy_ == 0; });
   fn_ = nullptr;
 }

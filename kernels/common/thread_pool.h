@@ -2,6 +2,9 @@
 // chunks that the workers and the calling thread take from one atomic counter, so uneven
 // chunks (experts with more tokens) balance themselves.
 //
+// A worker that is scheduled late never delays a call: the caller runs whatever chunks are
+// left and waits only for workers that actually started.
+//
 // Contracts: `threads` counts the caller, so ThreadPool(2) starts one worker and never
 // oversubscribes a 2-core machine. ParallelFor blocks until every chunk ran. Calls are
 // serialised (one ParallelFor at a time); a ParallelFor issued from inside a chunk runs
@@ -42,7 +45,8 @@ class ThreadPool {
   std::condition_variable cv_work_;
   std::condition_variable cv_done_;
   uint64_t generation_ = 0;
-  int busy_ = 0;
+  int busy_ = 0;         // workers running chunks of the current job
+  bool job_open_ = false;  // workers may still join the current job
   bool stop_ = false;
   // The job of the current generation.
   const std::function<void(int64_t, int64_t)>* fn_ = nullptr;
