@@ -143,6 +143,7 @@ TEST(KinetoTestData, CounterRangesKeepMetricsWithoutFakeKernelTime) {
     EXPECT_TRUE(a.metrics().raw().count("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"));
   }
   EXPECT_EQ(ranges, 77);
+  EXPECT_EQ(t->header().devices_size(), 1);  // of the 8 in deviceProperties, the one used
   EXPECT_EQ(t->header().collector().warnings_size(), 1);
 }
 

@@ -374,10 +374,8 @@ class KinetoBuilder : public TraceJsonHandler {
   }
 
   void AddDevices() {
-    std::vector<uint32_t> seen;
-    for (const proto::Activity& a : trace_.activities()) {
-      if (a.kind() != proto::ACTIVITY_KIND_UNSPECIFIED) seen.push_back(a.device_id());
-    }
+    std::vector<uint32_t> seen;  // counter ranges (unspecified kind) name their device too
+    for (const proto::Activity& a : trace_.activities()) seen.push_back(a.device_id());
     std::sort(seen.begin(), seen.end());
     seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
     // deviceProperties lists every GPU of the machine; keep those the trace used.
