@@ -38,10 +38,9 @@ inline uint8_t ScaleCodeFromAmaxBits(uint32_t amax_bits) {
 inline void EncodeBlock(const float* v, uint8_t scale_code, uint8_t* packed16) {
   const int shared_exp = static_cast<int>(scale_code) - 127;
   const float inv = internal::BitsToFloat(static_cast<uint32_t>(127 - shared_exp) << 23);
-  uint8_t codes[kBlock];
-  for (int i = 0; i < kBlock; ++i) codes[i] = FloatToE2M1(v[i] * inv);
   for (int i = 0; i < kBlock / 2; ++i) {
-    packed16[i] = static_cast<uint8_t>(codes[2 * i] | (codes[2 * i + 1] << 4));
+    packed16[i] = static_cast<uint8_t>(FloatToE2M1(v[2 * i] * inv) |
+                                       (FloatToE2M1(v[2 * i + 1] * inv) << 4));
   }
 }
 
