@@ -76,7 +76,9 @@ TEST_P(EveryFile, TotalsAgreeWithTheTraceAndSharesAddUp) {
   EXPECT_EQ(class_time, sum);
   // Every unknown kernel is listed and counted as class "other".
   for (const auto& k : d.profile.kernels()) {
-    if (k.evidence() == "unknown") EXPECT_EQ(k.class_(), "other") << k.name();
+    if (k.evidence() == "unknown") {
+      EXPECT_EQ(k.class_(), "other") << k.name();
+    }
   }
 }
 
