@@ -16,4 +16,7 @@ cmake --preset default -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILE
 cmake --build build -j"$jobs"
 ctest --test-dir build --output-on-failure -j"$jobs"
 
+# Bounded libFuzzer runs of every importer (clang, ASan + UBSan, separate build dir).
+FUZZ_SECONDS=${FUZZ_SECONDS:-45} CMAKE_CXX_COMPILER_LAUNCHER=ccache bash scripts/fuzz.sh
+
 echo "test.sh: done in $(( $(date +%s) - start )) s"
