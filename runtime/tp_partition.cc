@@ -1,6 +1,7 @@
 #include "runtime/tp_partition.h"
 
 #include <algorithm>
+#include <numeric>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -98,7 +99,7 @@ absl::Status CheckTpDevices(int tp, int visible_gpus) {
 }
 
 absl::StatusOr<TpSlice> MakeTpSlice(const ModelConfig& c, kernels::Fp4Format format, int tp,
-                                    int rank) {
+                                    int rank, int inter_multiple) {
   RETURN_IF_ERROR(ValidateTensorParallel(c, tp));
   if (rank < 0 || rank >= tp) {
     return absl::InvalidArgumentError(absl::StrCat("tp rank ", rank, " outside [0, ", tp, ")"));
@@ -112,7 +113,8 @@ absl::StatusOr<TpSlice> MakeTpSlice(const ModelConfig& c, kernels::Fp4Format for
   s.expert_begin = rank * e;
   s.expert_end = s.expert_begin + e;
   const int is = c.n_shared_experts > 0 ? c.n_shared_experts * c.moe_inter_dim : 0;
-  s.shared_split = is % tp == 0 && (is / tp) % kernels::BlockSize(format) == 0;
+  const int granule = std::lcm(kernels::BlockSize(format), std::max(1, inter_multiple));
+  s.shared_split = is % tp == 0 && (is / tp) % granule == 0;
   if (s.shared_split) {
     s.shared_inter_begin = rank * (is / tp);
     s.shared_inter_end = s.shared_inter_begin + is / tp;

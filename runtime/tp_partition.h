@@ -19,8 +19,9 @@
 //    intermediate, so W2 h = sum_r W2[:, cols_r] h[cols_r]. Chosen over replication because
 //    decode is bound by weight bytes: each rank reads 1/N of the shared weights and the
 //    result needs no scaling (replicate-and-scale reads N times the bytes and rounds).
-//    When Is/N is not a multiple of the FP4 scale block (a block cannot be split), the
-//    shared expert runs whole on rank 0 and the other ranks skip it (still exact, only
+//    When Is/N is not a multiple of the FP4 scale block (a block cannot be split) or of
+//    the expert kernel's inter granule (CUDA: 32 slot_gemv, 128 fp4_mma, 256 w4a16_mma),
+//    the shared expert runs whole on rank 0 and the other ranks skip it (still exact, only
 //    unbalanced); MakeTpSlice says which.
 // The residual: rank 0's partial output accumulates onto the residual x, the other ranks
 // write their partial alone, so the all-reduce (sum) leaves x + update on every rank.
@@ -56,10 +57,11 @@ absl::Status ValidateTensorParallel(const ModelConfig& c, int tp);
 // FailedPrecondition "--tp 8 needs 8 GPUs, found 1" when tp > visible_gpus.
 absl::Status CheckTpDevices(int tp, int visible_gpus);
 
-// Rank `rank`'s share (validates first). `format` decides the shared-expert split (its
-// scale block: 32 MXFP4, 16 NVFP4).
+// Rank `rank`'s share (validates first). The shared expert is split when Is/tp is a
+// multiple of both the format's scale block (32 MXFP4, 16 NVFP4) and `inter_multiple`
+// (the expert kernel's granule of the intermediate width; 1 = no constraint).
 absl::StatusOr<TpSlice> MakeTpSlice(const ModelConfig& c, kernels::Fp4Format format, int tp,
-                                    int rank);
+                                    int rank, int inter_multiple = 1);
 
 // The weights rank `s.rank` holds: wq_b, wo_a, the routed and the shared expert stacks
 // sliced as above (shapes shrink), every other tensor copied. The config is unchanged

@@ -70,6 +70,14 @@ TEST(TpPartitionTest, ValidationMessages) {
   EXPECT_EQ(s.message(), "--tp 8 needs 8 GPUs, found 1");
   EXPECT_TRUE(CheckTpDevices(2, 2).ok());
   EXPECT_FALSE(MakeTpSlice(c, Fp4Format::kMxfp4, 2, 2).ok());  // rank outside
+  // A granule the per-rank width misses: the shared expert stays whole on rank 0.
+  c = *PresetConfig("v4-flash");
+  for (int r = 0; r < 16; ++r) {
+    auto s16 = MakeTpSlice(c, Fp4Format::kMxfp4, 16, r, 256);  // 2048 / 16 = 128
+    ASSERT_TRUE(s16.ok()) << s16.status();
+    EXPECT_FALSE(s16->shared_split);
+    EXPECT_EQ(s16->shared_inter(), r == 0 ? 2048 : 0);
+  }
 }
 
 TEST(TpPartitionTest, SlicesTileTheModel) {
@@ -87,6 +95,10 @@ TEST(TpPartitionTest, SlicesTileTheModel) {
       experts = s->expert_end;
       shared = s->shared_inter_end;
     }
+    // w4a16_mma takes inter in multiples of 256: 2048/8 = 256 still splits, 2048/16 not.
+    auto w4 = MakeTpSlice(c, Fp4Format::kNvfp4, tp, 0, 256);
+    ASSERT_TRUE(w4.ok());
+    EXPECT_TRUE(w4->shared_split);
     EXPECT_EQ(heads, c.n_heads);
     EXPECT_EQ(experts, c.n_routed_experts);
     EXPECT_EQ(shared, c.moe_inter_dim * c.n_shared_experts);
