@@ -17,6 +17,9 @@
 #include "kernels/mla/cuda/mla_cuda.h"
 #include "kernels/moe/cuda/moe_cuda.h"
 #include "runtime/synthetic.h"
+#if QPROF_HAVE_NCCL
+#include "runtime/cuda/tp_ops.h"
+#endif
 
 namespace qprof::runtime {
 namespace {
@@ -69,6 +72,7 @@ struct CudaDecoder::Impl {
   float *x, *h, *qa, *q, *kv_new, *iq, *ik, *iw, *attn, *oa, *router, *scores, *logits;
   float *topk_w, *shared_w;
   int32_t *tokens, *positions, *lens, *indices, *topk_ids, *shared_ids, *next;
+  int32_t* local_ids = nullptr;  // tp > 1: topk_ids of this rank's experts, others -1
   void* moe_ws = nullptr;
   size_t moe_ws_bytes = 0;
   void* mla_ws = nullptr;  // split-K partials of the tensor-core MLA (small batches)
@@ -77,6 +81,23 @@ struct CudaDecoder::Impl {
 
   Impl(const ModelWeights& weights, CudaDecoderOptions options)
       : w(weights), c(weights.config), o(std::move(options)) {}
+
+  // Shares of this rank (the whole model when tp == 1; runtime/tp_partition.h).
+  bool Tp() const { return o.tp.tp > 1; }
+  int Heads() const { return Tp() ? o.tp.heads() : c.n_heads; }
+  int LocalExperts() const { return Tp() ? o.tp.experts() : c.n_routed_experts; }
+  int SharedInter() const {
+    return Tp() ? o.tp.shared_inter() : c.moe_inter_dim * std::max(1, c.n_shared_experts);
+  }
+
+  // Sum of the hidden state x over ranks (after attention and after the MoE).
+  absl::Status AllReduceX() {
+#if QPROF_HAVE_NCCL
+    return AllReduceSum(static_cast<ncclComm_t>(o.nccl_comm), x, size_t(B) * c.dim, stream);
+#else
+    return absl::UnimplementedError("this build has no NCCL (tensor parallel unavailable)");
+#endif
+  }
   ~Impl() {
     if (graph) cudaGraphExecDestroy(graph);
     for (void* p : allocations) cudaFree(p);
@@ -117,12 +138,12 @@ struct CudaDecoder::Impl {
     p.format = w.format;
     p.tokens = B;
     p.dim = c.dim;
-    p.inter = shared ? c.moe_inter_dim * std::max(1, c.n_shared_experts) : c.moe_inter_dim;
-    p.experts = shared ? 1 : c.n_routed_experts;
+    p.inter = shared ? SharedInter() : c.moe_inter_dim;
+    p.experts = shared ? 1 : LocalExperts();
     p.topk = shared ? 1 : c.n_activated_experts;
     p.swiglu_limit = c.swiglu_limit;
     p.x = h;
-    p.topk_ids = shared ? shared_ids : topk_ids;
+    p.topk_ids = shared ? shared_ids : Tp() ? local_ids : topk_ids;
     p.topk_weights = shared ? shared_w : topk_w;
     p.w13 = shared ? L.shared_w13.w : L.w13.w;
     p.w2 = shared ? L.shared_w2.w : L.w2.w;
@@ -160,7 +181,7 @@ struct CudaDecoder::Impl {
 
   absl::Status Attention(int l, bool ranges) {
     const DevLayer& L = layers[l];
-    const int H = c.n_heads, dqk = c.d_qk(), dv = c.kv_lora_rank, R = c.rope_dim;
+    const int H = Heads(), dqk = c.d_qk(), dv = c.kv_lora_rank, R = c.rope_dim;
     RETURN_IF_ERROR(Norm(B, c.dim, c.dim, L.attn_norm, x, h));
     RETURN_IF_ERROR(Gemm(L.wq_a, h, qa, false));
     RETURN_IF_ERROR(Norm(B, c.q_lora_rank, c.q_lora_rank, L.q_norm, qa, qa));
@@ -205,7 +226,9 @@ struct CudaDecoder::Impl {
     RETURN_IF_ERROR(o.mla_tensor ? kc::LaunchSparseMlaMma(mp, mla_ws, mla_ws_bytes, stream)
                                  : kc::LaunchSparseMlaSimt(mp, stream));
     RETURN_IF_ERROR(Gemm(L.wo_a, attn, oa, false));
-    return Gemm(L.wo_b, oa, x, /*acc=*/true);
+    // tp > 1: rank 0 adds its partial onto the residual, the others write theirs alone, so
+    // the all-reduce that follows leaves x + sum of partials on every rank.
+    return Gemm(L.wo_b, oa, x, /*acc=*/o.tp.rank == 0);
   }
 
   absl::Status MoeHalf(int l) {
@@ -215,8 +238,19 @@ struct CudaDecoder::Impl {
     kernels::RouterTopkParams r{B, c.n_routed_experts, c.n_activated_experts, c.route_scale,
                                 router, nullptr, topk_ids, topk_w};
     RETURN_IF_ERROR(kc::LaunchRouterTopk(r, stream));
+    if (Tp()) {
+      // Residual on rank 0 only (see Attention); slots of other ranks' experts -> -1.
+      if (o.tp.rank != 0) {
+        QPROF_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(x, 0, sizeof(float) * B * c.dim, stream));
+      }
+#if QPROF_HAVE_NCCL
+      QPROF_CUDA_RETURN_IF_ERROR(LaunchLocalExpertIds(topk_ids, B * c.n_activated_experts,
+                                                      o.tp.expert_begin, o.tp.expert_end,
+                                                      local_ids, stream));
+#endif
+    }
     RETURN_IF_ERROR(kc::LaunchMoeCuda(Moe(nullptr, L, false), path, moe_ws, moe_ws_bytes, stream));
-    if (c.n_shared_experts > 0) {
+    if (c.n_shared_experts > 0 && SharedInter() > 0) {
       RETURN_IF_ERROR(kc::LaunchMoeCuda(Moe(nullptr, L, true), path, moe_ws, moe_ws_bytes, stream));
     }
     return absl::OkStatus();
@@ -235,9 +269,17 @@ struct CudaDecoder::Impl {
         auto r = range("attn");
         RETURN_IF_ERROR(Attention(l, ranges));
       }
+      if (Tp()) {
+        auto r = range("comm");
+        RETURN_IF_ERROR(AllReduceX());
+      }
       {
         auto r = range("moe");
         RETURN_IF_ERROR(MoeHalf(l));
+      }
+      if (Tp()) {
+        auto r = range("comm");
+        RETURN_IF_ERROR(AllReduceX());
       }
     }
     auto r = range("head");
@@ -263,13 +305,19 @@ absl::StatusOr<std::unique_ptr<CudaDecoder>> CudaDecoder::Create(const ModelWeig
   d.stride = max_len + std::max(options.max_steps, 1);
   d.out_topk = std::min(d.stride, c.index_topk + c.window);
   d.path = PathFor(options.moe_backend);
+  if (d.Tp() && options.nccl_comm == nullptr) {
+    return absl::InvalidArgumentError("cuda decoder: tp > 1 without an NCCL communicator");
+  }
+#if !QPROF_HAVE_NCCL
+  if (d.Tp()) return absl::UnimplementedError("this build has no NCCL: --tp 1 only");
+#endif
   // Shape checks before any allocation: the MoE path on both expert kinds.
   {
     kernels::MoeParams probe;
     probe.format = weights.format;
     probe.tokens = d.B;
     probe.dim = c.dim;
-    probe.experts = c.n_routed_experts;
+    probe.experts = d.LocalExperts();
     probe.topk = c.n_activated_experts;
     probe.inter = c.moe_inter_dim;
     uint8_t dummy[16];
@@ -278,12 +326,19 @@ absl::StatusOr<std::unique_ptr<CudaDecoder>> CudaDecoder::Create(const ModelWeig
     probe.x = fd; probe.out = fd; probe.topk_weights = fd; probe.topk_ids = id;
     probe.w13 = probe.w2 = {dummy, dummy, fd};
     absl::Status s = kc::CheckMoeCuda(probe, d.path);
+    if (s.ok() && d.Tp() && c.n_shared_experts > 0 && d.SharedInter() > 0) {
+      probe.experts = 1;  // this rank's columns of the shared expert
+      probe.topk = 1;
+      probe.inter = d.SharedInter();
+      s = kc::CheckMoeCuda(probe, d.path);
+    }
     if (!s.ok()) {
       return absl::InvalidArgumentError(absl::StrCat(
           "model '", c.name, "' does not fit MoE path ", options.moe_backend, ": ", s.message(),
           " (choose another --moe-backend)"));
     }
   }
+  QPROF_CUDA_RETURN_IF_ERROR(cudaSetDevice(options.device));
   QPROF_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&d.stream, cudaStreamNonBlocking));
   RETURN_IF_ERROR(d.Up(weights.embed, &d.embed));
   RETURN_IF_ERROR(d.Up(weights.final_norm, &d.final_norm));
@@ -301,7 +356,7 @@ absl::StatusOr<std::unique_ptr<CudaDecoder>> CudaDecoder::Create(const ModelWeig
     }
     RETURN_IF_ERROR(d.Up(h.w13, &L.w13));
     RETURN_IF_ERROR(d.Up(h.w2, &L.w2));
-    if (c.n_shared_experts > 0) {
+    if (c.n_shared_experts > 0 && d.SharedInter() > 0) {
       RETURN_IF_ERROR(d.Up(h.shared_w13, &L.shared_w13));
       RETURN_IF_ERROR(d.Up(h.shared_w2, &L.shared_w2));
     }
@@ -332,7 +387,7 @@ absl::StatusOr<std::unique_ptr<CudaDecoder>> CudaDecoder::Create(const ModelWeig
     d.ikey[l] = const_cast<uint16_t*>(p);
     d.cache_bytes += (kvh.size() + ikh.size()) * 2;
   }
-  const int H = c.n_heads, E = c.n_routed_experts, k = c.n_activated_experts;
+  const int H = d.Heads(), E = c.n_routed_experts, k = c.n_activated_experts;
   RETURN_IF_ERROR(d.Alloc(size_t(B) * c.dim, &d.x));
   RETURN_IF_ERROR(d.Alloc(size_t(B) * c.dim, &d.h));
   RETURN_IF_ERROR(d.Alloc(size_t(B) * c.q_lora_rank, &d.qa));
@@ -355,11 +410,15 @@ absl::StatusOr<std::unique_ptr<CudaDecoder>> CudaDecoder::Create(const ModelWeig
   RETURN_IF_ERROR(d.Alloc(size_t(B) * k, &d.topk_ids));
   RETURN_IF_ERROR(d.Alloc(size_t(B), &d.shared_ids));
   RETURN_IF_ERROR(d.Alloc(size_t(B), &d.next));
+  if (d.Tp()) RETURN_IF_ERROR(d.Alloc(size_t(B) * k, &d.local_ids));
   QPROF_CUDA_RETURN_IF_ERROR(cudaMemset(d.shared_ids, 0, sizeof(int32_t) * B));
   const std::vector<float> ones(B, 1.0f);
   QPROF_CUDA_RETURN_IF_ERROR(cudaMemcpy(d.shared_w, ones.data(), sizeof(float) * B, cudaMemcpyHostToDevice));
-  d.moe_ws_bytes = std::max(kc::MoeCudaWorkspaceBytes(d.Moe(nullptr, DevLayer{}, false), d.path),
-                            kc::MoeCudaWorkspaceBytes(d.Moe(nullptr, DevLayer{}, true), d.path));
+  d.moe_ws_bytes = kc::MoeCudaWorkspaceBytes(d.Moe(nullptr, DevLayer{}, false), d.path);
+  if (d.SharedInter() > 0) {
+    d.moe_ws_bytes = std::max(d.moe_ws_bytes,
+                              kc::MoeCudaWorkspaceBytes(d.Moe(nullptr, DevLayer{}, true), d.path));
+  }
   RETURN_IF_ERROR(d.Alloc(d.moe_ws_bytes, reinterpret_cast<uint8_t**>(&d.moe_ws)));
   {
     kernels::SparseMlaParams mp;
@@ -380,6 +439,7 @@ absl::Status CudaDecoder::Step(int step, const std::vector<int32_t>& tokens,
                                std::vector<float>* logits, std::vector<int32_t>* next) {
   Impl& d = *impl_;
   const int B = d.B;
+  QPROF_CUDA_RETURN_IF_ERROR(cudaSetDevice(d.o.device));  // each rank runs on its own thread
   if (static_cast<int>(tokens.size()) != B) {
     return absl::InvalidArgumentError(absl::StrCat("cuda decoder: ", tokens.size(), " tokens for batch ", B));
   }

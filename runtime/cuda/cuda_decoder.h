@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "runtime/model_weights.h"
+#include "runtime/tp_partition.h"
 
 namespace qprof::runtime {
 
@@ -21,6 +22,13 @@ struct CudaDecoderOptions {
   bool mla_tensor = true;            // sparse MLA on tensor cores (else SIMT)
   uint64_t seed = 1;                 // prompt cache contents (as CpuDecoder)
   bool cuda_graph = false;
+  // Tensor parallel (runtime/tp_partition.h): the weights given to Create are this rank's
+  // slice (SliceWeights); after attention and after the MoE the hidden state is summed
+  // over ranks with `nccl_comm` (an ncclComm_t; required when tp.tp > 1, owned by the
+  // caller) inside the NVTX range "comm". tp.tp == 1: the whole model, no NCCL.
+  TpSlice tp;
+  void* nccl_comm = nullptr;
+  int device = 0;  // CUDA device of this decoder (set before every call into it)
 };
 
 class CudaDecoder {

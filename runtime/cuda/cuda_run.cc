@@ -16,9 +16,11 @@
 #include "kernels/common/thread_pool.h"
 #include "profiler/cupti/cupti_collector.h"
 #include "runtime/cuda/cuda_decoder.h"
+#include "runtime/cuda/tp_ranks.h"
 #include "runtime/model_weights.h"
 #include "runtime/plan.h"
 #include "runtime/synthetic.h"
+#include "runtime/tp_partition.h"
 
 namespace qprof::runtime {
 namespace {
@@ -69,11 +71,9 @@ absl::StatusOr<RunResult> RunDecodeCuda(const RunOptions& in) {
   if (options.target_arch.empty()) options.target_arch = CudaDeviceArch();
   ASSIGN_OR_RETURN(ModelConfig config, LoadModelConfig(options.model));
   RETURN_IF_ERROR(ValidateRunOptions(options, config));
-  if (options.tp != 1) {
-    return absl::UnimplementedError(
-        "the CUDA backend runs --tp 1 only for now (NCCL tensor parallel is not implemented; "
-        "use --backend model to model tp > 1)");
-  }
+  // Before the weights are built: one line when the model or the machine cannot take --tp.
+  RETURN_IF_ERROR(ValidateTensorParallel(config, options.tp));
+  if (options.tp > 1) RETURN_IF_ERROR(CheckTpDevices(options.tp, VisibleCudaDevices()));
   if (options.check) {
     return absl::FailedPreconditionError("--check runs with --backend cpu only for now");
   }
@@ -104,7 +104,7 @@ absl::StatusOr<RunResult> RunDecodeCuda(const RunOptions& in) {
   dopt.mla_tensor = choice.mla_id == "attn.sparse_mla.mma";
   dopt.seed = options.seed;
   dopt.cuda_graph = options.cuda_graph;
-  ASSIGN_OR_RETURN(std::unique_ptr<CudaDecoder> decoder, CudaDecoder::Create(weights, dopt));
+  ASSIGN_OR_RETURN(std::unique_ptr<TpRanks> decoder, TpRanks::Create(weights, dopt, options.tp));
 
   RunResult result;
   result.moe_backend_used = choice.moe_backend;
@@ -123,7 +123,6 @@ absl::StatusOr<RunResult> RunDecodeCuda(const RunOptions& in) {
     collector_note = absl::StrCat("CUPTI collector unavailable: ", collector.status().message());
   }
   std::vector<int32_t> tokens = InitialTokens(options.seed, options.batch, config.vocab_size);
-  std::vector<float> logits;
   std::vector<int32_t> next;
   const int64_t start_unix = std::chrono::duration_cast<std::chrono::nanoseconds>(
                                  std::chrono::system_clock::now().time_since_epoch()).count();
@@ -131,7 +130,7 @@ absl::StatusOr<RunResult> RunDecodeCuda(const RunOptions& in) {
   nvtxRangePushA("decode");
   absl::Status loop = absl::OkStatus();
   for (int s = 0; s < options.steps && loop.ok(); ++s) {
-    loop = decoder->Step(s, tokens, &logits, &next);
+    loop = decoder->Step(s, tokens, &next);  // rank 0's tokens
     if (!loop.ok()) break;
     result.tokens.push_back(next);
     tokens = next;
@@ -158,7 +157,7 @@ absl::StatusOr<RunResult> RunDecodeCuda(const RunOptions& in) {
   run->set_tokens_generated(static_cast<uint64_t>(options.batch) * options.steps);
   run->set_wall_time_ns(static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count()));
-  run->set_tp(1);
+  run->set_tp(options.tp);
   for (int len : dopt.context_lengths) run->add_context_lengths(len);
   char host[256] = {};
   if (gethostname(host, sizeof(host) - 1) == 0) run->set_hostname(host);
@@ -175,6 +174,14 @@ absl::StatusOr<RunResult> RunDecodeCuda(const RunOptions& in) {
   (*run->mutable_extra())["kv_cache_bytes"] = absl::StrCat(decoder->cache_bytes());
   (*run->mutable_extra())["device_bytes"] = absl::StrCat(decoder->device_bytes());
   (*run->mutable_extra())["model_config"] = ModelConfigToJson(config);
+  if (options.tp > 1) {
+    (*run->mutable_extra())["tp_token_mismatch_steps"] = absl::StrCat(decoder->token_mismatch_steps());
+    h->add_notes(absl::StrCat(
+        "tensor parallel over ", options.tp, " GPUs (NCCL, one host thread per rank): heads and "
+        "routed experts split across ranks, FP32 all-reduce of the hidden state after attention "
+        "and after the MoE (range decode/step N/layer L/comm); tokens are rank 0's; sizes are "
+        "summed over ranks"));
+  }
   h->add_notes("CUDA backend: kernel records from CUPTI activity tracing; NVTX ranges "
                "decode/step N/layer L/<attn|moe>");
   if (options.cuda_graph) {

@@ -7,7 +7,9 @@
 // collector (profiler/cupti). Optional CUDA graph: step 0 runs eagerly (module load,
 // attribute setup), step 1 is captured and every later step replays the graph (one range
 // "decode/step N/graph" per replay, since NVTX does not replay).
-// Tensor parallel (--tp N > 1, NCCL) is not implemented yet: Unimplemented.
+// Tensor parallel (--tp N > 1): one GPU and host thread per rank, weights split as in
+// runtime/tp_partition.h, NCCL all-reduces (runtime/cuda/tp_ranks.h); tokens are rank 0's.
+// FailedPrecondition "--tp N needs N GPUs, found M" on a smaller machine.
 #ifndef QPROF_RUNTIME_CUDA_CUDA_RUN_H_
 #define QPROF_RUNTIME_CUDA_CUDA_RUN_H_
 

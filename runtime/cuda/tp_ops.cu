@@ -1,0 +1,30 @@
+// The routed-expert id remap of tensor parallel (runtime/cuda/tp_ops.h): a few hundred
+// ids per step, one thread each.
+// Declared in runtime/cuda/tp_ops.h (not included: it pulls NCCL and Abseil into nvcc).
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace qprof::runtime {
+namespace {
+
+__global__ void LocalExpertIdsKernel(const int32_t* ids, int n, int begin, int end,
+                                     int32_t* out) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const int32_t e = ids[i];
+  out[i] = e >= begin && e < end ? e - begin : -1;
+}
+
+}  // namespace
+
+cudaError_t LaunchLocalExpertIds(const int32_t* ids, int n, int begin, int end, int32_t* out,
+                                 cudaStream_t stream) {
+  if (n <= 0) return cudaSuccess;
+  constexpr int kThreads = 128;
+  LocalExpertIdsKernel<<<(n + kThreads - 1) / kThreads, kThreads, 0, stream>>>(ids, n, begin,
+                                                                               end, out);
+  return cudaGetLastError();
+}
+
+}  // namespace qprof::runtime
