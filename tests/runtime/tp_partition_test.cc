@@ -14,6 +14,7 @@
 #include "kernels/common/thread_pool.h"
 #include "kernels/mla/mla_cpu.h"
 #include "kernels/moe/moe_cpu.h"
+#include "kernels/registry/registry.h"
 #include "runtime/model_weights.h"
 #include "runtime/tp_partition.h"
 
@@ -102,6 +103,19 @@ TEST(TpPartitionTest, SlicesTileTheModel) {
     EXPECT_EQ(heads, c.n_heads);
     EXPECT_EQ(experts, c.n_routed_experts);
     EXPECT_EQ(shared, c.moe_inter_dim * c.n_shared_experts);
+  }
+}
+
+// The all-reduces of --tp run NCCL's kernels; traces must attribute them to the registry's
+// comm.allreduce (role comm), by the demangled names NCCL 2.2x launches.
+TEST(TpPartitionTest, NcclKernelsAreAttributedToCommAllReduce) {
+  const auto& reg = kernels::KernelRegistry::Global();
+  for (const char* name : {"ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+                           "ncclDevKernel_AllReduce_Sum_f32_RING_LL128"}) {
+    const kernels::KernelInfo* k = reg.FindByCudaName(name);
+    ASSERT_NE(k, nullptr) << name;
+    EXPECT_EQ(k->id, "comm.allreduce");
+    EXPECT_EQ(k->role, "comm");
   }
 }
 
