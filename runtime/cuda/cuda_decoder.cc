@@ -471,10 +471,12 @@ absl::Status CudaDecoder::Step(int step, const std::vector<int32_t>& tokens,
     NvtxRange r("graph");
     QPROF_CUDA_RETURN_IF_ERROR(cudaGraphLaunch(d.graph, d.stream));
   }
-  logits->resize(size_t(B) * d.c.vocab_size);
   next->resize(B);
-  QPROF_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(logits->data(), d.logits, logits->size() * 4,
-                                             cudaMemcpyDeviceToHost, d.stream));
+  if (logits != nullptr) {
+    logits->resize(size_t(B) * d.c.vocab_size);
+    QPROF_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(logits->data(), d.logits, logits->size() * 4,
+                                               cudaMemcpyDeviceToHost, d.stream));
+  }
   QPROF_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(next->data(), d.next, 4 * B, cudaMemcpyDeviceToHost, d.stream));
   QPROF_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(d.stream));
   for (int b = 0; b < B; ++b) ++d.base_lens[b];

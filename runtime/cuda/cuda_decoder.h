@@ -40,6 +40,7 @@ class CudaDecoder {
   ~CudaDecoder();
 
   // One decode step; blocks until `logits` [B, vocab] and `next` [B] are on the host.
+  // `logits` may be null (not copied: tensor-parallel ranks other than 0).
   absl::Status Step(int step, const std::vector<int32_t>& tokens, std::vector<float>* logits,
                     std::vector<int32_t>* next);
 
