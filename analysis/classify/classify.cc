@@ -35,8 +35,12 @@ const KnownKernel* Classifier::FindKnown(const proto::Activity& a, const std::st
       if (k.kernel_id == a.kernel_id()) return &k;
     }
   }
+  // Names match only our own kernels ("qprof_...", "qprof::..."): a registry entry that records a
+  // third-party kernel name (NCCL's all-reduce for comm.allreduce) must not turn every
+  // third-party launch of that kernel into registry evidence; those keep their name rule.
+  // Records our collector attributed carry a kernel_id and match above.
   for (const KnownKernel& k : options_.known_kernels) {
-    if (k.cuda_name_prefix.empty()) continue;
+    if (k.cuda_name_prefix.rfind(kOwnKernelPrefix, 0) != 0) continue;
     if (a.name().rfind(k.cuda_name_prefix, 0) == 0 || norm.rfind(k.cuda_name_prefix, 0) == 0) {
       return &k;
     }

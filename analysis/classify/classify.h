@@ -30,6 +30,10 @@ namespace qprof::classify {
 // two with margin for counter noise and short kernels.
 inline constexpr double kTensorPipeThresholdPct = 1.0;
 
+// Prefix of every CUDA kernel qprof ships (kernels/). Only KnownKernel names with this
+// prefix match by name; other entries match by kernel_id alone (see FindKnown).
+inline constexpr char kOwnKernelPrefix[] = "qprof";  // "qprof_..." or "qprof::..."
+
 // One of our kernels, as the cli describes it from kernels/registry.
 struct KnownKernel {
   std::string cuda_name_prefix;  // demangled-name prefix of the CUDA kernel
@@ -54,7 +58,8 @@ class Classifier {
   // (passed in so callers can cache it). Memcpy/memset activities are "memory".
   proto::Attribution Classify(const proto::Activity& a, const std::string& normalised_name) const;
 
-  // The registry entry matching a kernel (by kernel_id, then name prefix), or nullptr.
+  // The registry entry matching a kernel (by kernel_id, then by a name prefix that starts
+  // with kOwnKernelPrefix), or nullptr.
   const KnownKernel* FindKnown(const proto::Activity& a, const std::string& normalised_name) const;
 
  private:
