@@ -141,6 +141,15 @@ absl::StatusOr<proto::Profile> Analyze(const std::vector<proto::Trace>& traces,
       ++with_metrics;
     }
     g.attribution = classifier.Classify(rep, g.name);
+    // Nothing from a modelled trace is measured or registry: its times come from the model,
+    // whatever matched the name (the class and role may still come from that match).
+    if (traces[g.launches.front().trace].header().provenance() == proto::PROVENANCE_MODELLED &&
+        g.attribution.evidence() != evidence::kModelled) {
+      g.attribution.set_evidence_detail(
+          absl::StrCat("modelled trace; class from ", g.attribution.evidence(), ": ",
+                       g.attribution.evidence_detail()));
+      g.attribution.set_evidence(std::string(evidence::kModelled));
+    }
     if (!rep.kernel_id().empty()) {
       g.kernel_id = rep.kernel_id();
     } else if (const classify::KnownKernel* k = classifier.FindKnown(rep, g.name)) {
@@ -250,7 +259,8 @@ absl::StatusOr<proto::Profile> Analyze(const std::vector<proto::Trace>& traces,
     }
     for (const std::string& w : c.warnings()) Warn(&profile, "collector", absl::StrCat(src, ": ", w));
   }
-  if (with_metrics == 0 && totals->kernel_count() > 0) {
+  if (with_metrics == 0 && totals->kernel_count() > 0 &&
+      profile.provenance() != proto::PROVENANCE_MODELLED) {  // a model has no counters
     Warn(&profile, "metrics_unavailable",
          "no per-kernel tensor-pipe metrics in the input (collect them with CUPTI metrics or "
          "pass --ncu CSV); pipe classes come from SASS, the registry or name rules");

@@ -142,8 +142,11 @@ absl::Status WriteRunReports(const std::vector<FormatRunOutput>& runs,
   }
   if (have_diff) {
     const bool host = diff.a().provenance().find("host") != std::string::npos;
+    const bool modelled = diff.a().provenance().rfind("modelled", 0) == 0;
     fmt::print(out, "\nDiff ({} vs {}{}):\n", diff.a().label(), diff.b().label(),
-               host ? ", times measured on the host CPU, not a GPU" : "");
+               host       ? ", times measured on the host CPU, not a GPU"
+               : modelled ? std::string(", modelled (not measured)")
+                          : "");
     for (const auto& line : reports::DiffHeadlines(diff)) fmt::print(out, "  > {}\n", line);
     if (have_model_diff) {
       fmt::print(out, "Modelled on {} (a projection, not a measurement):\n",

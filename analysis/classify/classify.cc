@@ -60,6 +60,20 @@ proto::Attribution Classifier::Classify(const proto::Activity& a, const std::str
     return out;
   }
   const NameRuleMatch rule = MatchNameRules(norm);
+  // A modelled trace (analysis/model) attributes every activity from the decode plan with
+  // evidence "modelled": keep it. Role, class and format may be filled from the registry or
+  // a name rule, but no registry match, SASS or metric relabels a modelled figure.
+  if (a.attribution().evidence() == evidence::kModelled) {
+    out = a.attribution();
+    const KnownKernel* k = FindKnown(a, norm);
+    if (out.role().empty()) out.set_role(k ? k->role : rule.role.empty() ? std::string(role::kOther) : rule.role);
+    if (out.pipe_class().empty()) {
+      out.set_pipe_class(k ? k->pipe_class : rule.pipe_class.empty() ? std::string(pipe::kOther) : rule.pipe_class);
+    }
+    if (out.format().empty()) out.set_format(k ? k->format : rule.format);
+    if (out.evidence_detail().empty()) out.set_evidence_detail("modelled from the decode plan");
+    return out;
+  }
   // Base: registry (already attributed, or a known kernel) > name rule > unknown.
   if (a.attribution().evidence() == evidence::kRegistry) {
     out = a.attribution();

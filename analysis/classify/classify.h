@@ -4,6 +4,7 @@
 //      is active for at least kTensorPipeThresholdPct of its cycles is "tensor"; below it
 //      the kernel is "simt" (or keeps comm/memory when weaker evidence said so).
 //   2. sass: the kernel's machine code (analysis/sass) has tensor MMA instructions.
+//   0. modelled: an activity of a modelled trace keeps its "modelled" attribution.
 //   3. registry: our own kernels, from KnownKernel entries the caller passes in (the cli
 //      builds them from kernels/registry; analysis does not depend on kernels/), or an
 //      Attribution the collector already wrote with evidence "registry".

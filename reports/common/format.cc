@@ -112,6 +112,10 @@ std::string ProfileProvenance(const proto::Profile& p) {
   return "unspecified";
 }
 
+std::string ThroughputWord(const proto::Profile& p) {
+  return p.provenance() == proto::PROVENANCE_MODELLED ? "modelled" : "measured";
+}
+
 std::string DeviceLine(const proto::Profile& p) {
   std::string out;
   for (const auto& d : p.devices()) {

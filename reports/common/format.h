@@ -38,6 +38,9 @@ std::string Ellipsize(const std::string& s, size_t width);
 // Where the time figures of a profile came from, in words: "measured on GPU",
 // "measured on host CPU (not a GPU)", "imported from trace.sqlite", "modelled".
 std::string ProfileProvenance(const proto::Profile& p);
+// The word for the run's own throughput: "modelled" for a modelled profile (so nothing
+// from a model reads "measured"), else "measured".
+std::string ThroughputWord(const proto::Profile& p);
 
 // The device line of a profile: "NVIDIA H200 (sm_90)", joined with " + " for several.
 std::string DeviceLine(const proto::Profile& p);

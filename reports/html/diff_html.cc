@@ -317,9 +317,12 @@ std::string CeilingSection(const proto::Diff& d, const DiffHtmlInputs& in) {
     bars.push_back(bar);
   }
   if (bars.empty()) return "";
-  std::string out = "<section id=\"ceilings\"><h2>Measured and ceilings</h2><p class=\"small "
-                    "muted\">Both measurements, then what removing the largest role or changing "
-                    "the format allows (hover a bar for the formula and inputs).</p>";
+  const bool modelled = base->provenance() == proto::PROVENANCE_MODELLED;
+  std::string out = fmt::format(
+      "<section id=\"ceilings\"><h2>{} and ceilings</h2><p class=\"small muted\">Both {}, then "
+      "what removing the largest role or changing the format allows (hover a bar for the "
+      "formula and inputs).</p>",
+      modelled ? "Modelled" : "Measured", modelled ? "modelled runs" : "measurements");
   out += "<div class=\"tablewrap\">" + html::WaterfallSvg(bars, "waterfall") + "</div>";
   out += "<div class=\"tablewrap\"><table><thead><tr><th>bar</th><th class=\"num\">tok/s</th>"
          "<th>formula</th><th>inputs</th><th>provenance</th></tr></thead><tbody>";

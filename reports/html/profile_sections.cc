@@ -157,7 +157,8 @@ std::vector<CeilingBar> CeilingBars(const proto::Profile& p) {
   const double measured = MeasuredTps(p);
   const std::string prov = ProfileProvenance(p);
   if (measured > 0) {
-    bars.push_back({"measured (" + (p.run().format().empty() ? p.label() : p.run().format()) +
+    const std::string word = ThroughputWord(p);  // "modelled" for a modelled profile
+    bars.push_back({word + " (" + (p.run().format().empty() ? p.label() : p.run().format()) +
                         ")",
                     measured, "measured", "tokens / wall time",
                     fmt::format("{} tokens in {}", p.totals().tokens(),
@@ -180,14 +181,14 @@ std::vector<CeilingBar> CeilingBars(const proto::Profile& p) {
     }
     if (top != nullptr) {
       bars.push_back({"Amdahl: " + top->name() + " vanished", measured * top->speedup_if_vanished(),
-                      "amdahl", "measured x 1 / (1 - f)",
+                      "amdahl", word + " x 1 / (1 - f)",
                       fmt::format("f = {} ({} share of kernel time); 1/(1-f) = {}",
                                   FormatShare(top->share()), top->name(),
                                   FormatRatio(top->speedup_if_vanished())),
-                      "computed from the measured shares"});
+                      "computed from the " + word + " shares"});
       if (top->has_speedup_at_roofline()) {
         bars.push_back({top->name() + " at its roofline", measured * top->speedup_at_roofline(),
-                        "amdahl", "measured x T / (T - t + t_roof)",
+                        "amdahl", word + " x T / (T - t + t_roof)",
                         fmt::format("t = {} share, t_roof = {}", FormatShare(top->share()),
                                     top->has_roofline_time_ns()
                                         ? FormatNs(top->roofline_time_ns())
@@ -230,8 +231,10 @@ std::string CeilingsSection(const proto::Profile& p, const std::string& id_prefi
     return out + "<p class=\"muted\">No ceilings: the input has neither tokens/s nor a work "
                  "model to compute them from.</p></section>\n";
   }
-  out += "<p class=\"small muted\">From what was measured to what each format allows. Solid bar: "
-         "measured; dashed: computed or modelled (hover a bar for its inputs).</p>";
+  const std::string word = ThroughputWord(p);  // "modelled" for a modelled profile
+  out += fmt::format("<p class=\"small muted\">From what was {} to what each format allows. "
+                     "Solid bar: {}; dashed: computed or modelled (hover a bar for its "
+                     "inputs).</p>", word, word);
   out += "<div class=\"tablewrap\">" + WaterfallSvg(bars, id_prefix + "waterfall") + "</div>";
   out += fmt::format(
       "<div class=\"tablewrap\"><table id=\"{}ceiling-steps\"><thead><tr><th>bar</th>"

@@ -131,7 +131,8 @@ void ProfileCeilings(const proto::Profile& p, Ctx& c) {
   const double measured =
       ce.measured_tokens_per_s() > 0 ? ce.measured_tokens_per_s() : p.totals().tokens_per_s();
   if (measured > 0) {
-    c.Line(fmt::format("  measured   {}  ({})", FormatTokensPerS(measured), ProfileProvenance(p)));
+    c.Line(fmt::format("  {:<10} {}  ({})", ThroughputWord(p), FormatTokensPerS(measured),
+                       ProfileProvenance(p)));
   }
   if (ce.amdahl_size() > 0) {
     TextTable t({{"Amdahl"}, {"share f", TextTable::kRight}, {"1/(1-f)", TextTable::kRight},

@@ -34,6 +34,64 @@ const proto::KernelRow* Row(const proto::Profile& p, const std::string& prefix) 
   return nullptr;
 }
 
+// A small modelled trace as analysis/model writes it: every activity attributed from the
+// plan with evidence "modelled"; one activity without an attribution (a memcpy).
+proto::Trace ModelledTrace() {
+  proto::Trace t;
+  auto* h = t.mutable_header();
+  h->set_provenance(proto::PROVENANCE_MODELLED);
+  h->set_source_path("mxfp4.qtrace");
+  h->add_devices()->set_name("NVIDIA RTX PRO 6000 Blackwell Server Edition");
+  h->mutable_run()->set_format("mxfp4");
+  h->mutable_run()->set_tokens_generated(3);
+  h->mutable_run()->set_wall_time_ns(30000);
+  h->mutable_run()->set_steps(3);
+  const char* kNames[] = {"qprof_moe_slot_gemv_mxfp4", "qprof_dense_gemm_bf16",
+                          "ncclDevKernel_AllReduce_Sum_bf16_RING_LL"};
+  const char* kIds[] = {"moe.slot_gemv.mxfp4", "dense.gemm.bf16", "comm.allreduce"};
+  const char* kClasses[] = {"simt", "tensor", "comm"};
+  int64_t now = 0;
+  for (int step = 0; step < 3; ++step) {
+    for (int k = 0; k < 3; ++k) {
+      proto::Activity a = Launch(kNames[k], now, 1000 + 700 * k);
+      a.set_kernel_id(kIds[k]);
+      a.mutable_attribution()->set_pipe_class(kClasses[k]);
+      a.mutable_attribution()->set_role(k == 0 ? "moe.experts" : k == 1 ? "dense" : "comm");
+      a.mutable_attribution()->set_evidence("modelled");
+      a.mutable_attribution()->set_evidence_detail("modelled from the decode plan");
+      now += 3001;
+      *t.add_activities() = a;
+    }
+  }
+  proto::Activity m = Launch("", now, 500);
+  m.set_kind(proto::ACTIVITY_KIND_MEMCPY);
+  *t.add_activities() = m;
+  return t;
+}
+
+TEST(Provenance, ModelledTraceIsNeverRegistryOrMeasured) {
+  AnalyzeOptions o;
+  o.known_kernels = cli::RegistryKnownKernels();  // as the cli passes them
+  ASSERT_FALSE(o.known_kernels.empty());
+  auto r = Analyze({ModelledTrace()}, o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  const proto::Profile& p = *r;
+  ASSERT_EQ(p.kernels_size(), 3);
+  for (const auto& k : p.kernels()) {
+    EXPECT_EQ(k.evidence(), "modelled") << k.name() << ": " << k.evidence_detail();
+    EXPECT_EQ(k.provenance(), "modelled") << k.name();
+  }
+  // The class still comes from the plan's attribution.
+  ASSERT_NE(Row(p, "qprof_dense_gemm_bf16"), nullptr);
+  EXPECT_EQ(Row(p, "qprof_dense_gemm_bf16")->class_(), "tensor");
+  EXPECT_EQ(Row(p, "ncclDevKernel_AllReduce")->class_(), "comm");
+  EXPECT_EQ(p.totals().provenance(), "modelled");
+  EXPECT_EQ(p.totals().provenance().find("measured"), std::string::npos);
+  for (const auto& f : p.ceilings().formats()) {
+    EXPECT_EQ(f.provenance().find("measured"), std::string::npos) << f.provenance();
+  }
+}
+
 TEST(Provenance, ThirdPartyNcclKeepsItsNameRule) {
   proto::Trace t;
   t.mutable_header()->set_provenance(proto::PROVENANCE_IMPORTED);
