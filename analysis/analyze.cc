@@ -94,6 +94,11 @@ absl::StatusOr<proto::Profile> Analyze(const std::vector<proto::Trace>& traces,
       if (device) break;
     }
   }
+  // Host-CPU traces have no GPU of their own: their rooflines use the same default device
+  // as `qprof run`'s modelled projection (overridable with --device).
+  const bool default_device = !device && options.device.empty() &&
+                              profile.provenance() == proto::PROVENANCE_MEASURED_HOST;
+  if (default_device) device = devices::FindDevice(devices::kDefaultProjectionDevice);
 
   // Group kernel launches by normalised name.
   classify::ClassifyOptions co;
@@ -233,6 +238,15 @@ absl::StatusOr<proto::Profile> Analyze(const std::vector<proto::Trace>& traces,
     }
   }
   *profile.mutable_ceilings() = ceilings::ComputeCeilings(profile, ci);
+  if (device) {  // say which GPU the rooflines describe, and why that one
+    proto::Ceilings* ce = profile.mutable_ceilings();
+    ce->set_notes(absl::StrCat(
+        "Rooflines (\"at roofline\", the * row) are for ", device->name,
+        !options.device.empty() ? " (named by --device / qprof run --target)"
+        : default_device ? " (default projection device for host-CPU runs; --device NAME to change)"
+                         : " (the profiled device)",
+        ce->notes().empty() ? "" : "; ", ce->notes()));
+  }
 
   // Warnings.
   if (totals->kernel_count() == 0) Warn(&profile, "no_kernels", "no kernel records in the input");
@@ -277,6 +291,7 @@ absl::StatusOr<proto::Profile> Analyze(const std::vector<proto::Trace>& traces,
   if (device && profile.provenance() == proto::PROVENANCE_MEASURED_HOST) {
     Warn(&profile, "device_mismatch",
          absl::StrCat("times were measured on the host CPU; roofline bounds use ", device->name,
+                      default_device ? " (the default projection device; --device NAME to change)" : "",
                       " figures, so \"at roofline\" compares a CPU time with a GPU bound"));
   }
   if (st.dropped_negative > 0) {

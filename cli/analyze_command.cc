@@ -126,8 +126,10 @@ void RegisterAnalyzeCommand(CLI::App& app, CommandRunner& runner) {
                   "tensor cores (runs cuobjdump); repeatable")
       ->check(CLI::ExistingFile);
   cmd->add_option("--device", args->device,
-                  "Spec-table device for ceilings (see `qprof devices`), e.g. h200, rtx-pro-6000; "
-                  "default: the device the trace reports");
+                  std::string("Spec-table device for ceilings (see `qprof devices`), e.g. h200, "
+                              "rtx-pro-6000; default: the device the trace reports; for "
+                              "host-CPU traces ") +
+                      devices::kDefaultProjectionDevice + ", the default target of `qprof run`");
   cmd->add_option("--model", args->model,
                   "Model shape JSON for format ceilings of third-party traces: "
                   "{\"active_params\": 13e9, \"batch\": 16, ...} (analysis/ceilings/ceilings.h)")

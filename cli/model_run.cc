@@ -157,7 +157,8 @@ std::string ModelRunReport(const ModelRunResult& result, const std::string& targ
 void AddModelOptions(CLI::App* cmd, ModelCliOptions& options) {
   cmd->add_option("--target", options.target,
                   "GPU of the spec table to model (qprof devices): the target of --backend "
-                  "model, and of the modelled projection a cpu run adds")
+                  "model, and of the modelled projection and the roofline ceilings of a cpu "
+                  "run")
       ->capture_default_str();
   cmd->add_option("--model-param", options.param_overrides,
                   "Override model parameters: name=value[,name=value...] (see docs/model.md)");

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "analysis/devices/device_specs.h"
 #include "analysis/model/summary.h"
 #include "proto/trace.pb.h"
 #include "runtime/run.h"
@@ -30,7 +31,8 @@ class App;
 
 namespace qprof::cli {
 
-inline constexpr char kDefaultModelTarget[] = "rtx-pro-6000";
+// The analyzer's default ceiling device for host-CPU traces too (one constant).
+inline constexpr const char* kDefaultModelTarget = devices::kDefaultProjectionDevice;
 
 struct ModelVariant {
   std::string format;       // "mxfp4" | "nvfp4"

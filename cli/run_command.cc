@@ -155,7 +155,9 @@ absl::Status RunCommand(const RunArgs& args) {
                                                     args.out_dir, command_line));
   }
   // Per format <format>.json/.html/.perfetto.json, and diff.json/.html for two formats.
-  return WriteRunReports(runs, projection, args.out_dir, stdout);
+  // Host-CPU rooflines use --target, the projection's device, so both name one GPU.
+  return WriteRunReports(runs, projection, args.out_dir, stdout,
+                         on_host ? args.model.target : std::string());
 }
 
 }  // namespace

@@ -49,10 +49,12 @@ struct Written {
 };
 
 absl::StatusOr<Written> AnalyzeAndWrite(const proto::Trace& trace, const std::string& label,
-                                        const std::string& stem, const std::string& out_dir) {
+                                        const std::string& stem, const std::string& out_dir,
+                                        const std::string& device = "") {
   AnalyzeOptions options;
   options.known_kernels = RegistryKnownKernels();
   options.label = label;
+  options.device = device;
   Stage(absl::StrCat("analysing ", stem, " ..."));
   ASSIGN_OR_RETURN(proto::Profile profile, Analyze({trace}, options));
   Written w;
@@ -85,10 +87,12 @@ std::string RunProgressLine(const std::string& format, int index, int count, int
 
 absl::Status WriteRunReports(const std::vector<FormatRunOutput>& runs,
                              const std::vector<std::string>& projection_traces,
-                             const std::string& out_dir, std::FILE* out) {
+                             const std::string& out_dir, std::FILE* out,
+                             const std::string& ceiling_device) {
   std::vector<Written> measured;
   for (const FormatRunOutput& r : runs) {
-    ASSIGN_OR_RETURN(Written w, AnalyzeAndWrite(r.trace, r.format, r.format, out_dir));
+    ASSIGN_OR_RETURN(Written w,
+                     AnalyzeAndWrite(r.trace, r.format, r.format, out_dir, ceiling_device));
     measured.push_back(std::move(w));
   }
   // The modelled projection (host runs only): analysed and written like the measured runs.

@@ -24,10 +24,13 @@ struct FormatRunOutput {
 };
 
 // `projection_traces`: .qtrace files of a modelled projection (may be empty); they are
-// paired by format in the order given.
+// paired by format in the order given. `ceiling_device`: spec-table device for the rooflines
+// of `runs` (`qprof run --target`, so host-CPU reports and the projection name one GPU);
+// "" = the analyzer's default (the trace's own device, else kDefaultProjectionDevice).
 absl::Status WriteRunReports(const std::vector<FormatRunOutput>& runs,
                              const std::vector<std::string>& projection_traces,
-                             const std::string& out_dir, std::FILE* out);
+                             const std::string& out_dir, std::FILE* out,
+                             const std::string& ceiling_device = "");
 
 // One line of the progress display for decode step `step` of `steps` of format number
 // `index` (0-based) of `count`: "[1/2 mxfp4] [#######.......]  step 3/8". Fits `width`.

@@ -52,6 +52,11 @@ struct DeviceSpec {
   double PipeTflops(std::string_view compute_pipe) const;
 };
 
+// The GPU that host-CPU runs are projected onto unless the user names another (`qprof
+// analyze --device`, `qprof run --target`): the RTX PRO 6000 of the story. One constant so
+// that the analyzer's rooflines and `qprof run`'s modelled projection agree.
+inline constexpr char kDefaultProjectionDevice[] = "rtx-pro-6000";
+
 // Every device in the table, in a stable order.
 const std::vector<DeviceSpec>& AllDevices();
 

@@ -150,5 +150,38 @@ TEST(Provenance, RealNcclTraceIsNameRuleNotRegistry) {
   EXPECT_GE(nccl, 2);  // all-reduce and broadcast
 }
 
+proto::Trace HostTrace() {
+  proto::Trace t;
+  t.mutable_header()->set_provenance(proto::PROVENANCE_MEASURED_HOST);
+  t.mutable_header()->add_devices()->set_name("host CPU (test)");
+  proto::Activity a = Launch("qprof_moe_slot_gemv_mxfp4", 0, 50000);
+  a.mutable_work()->set_bytes(1000000);
+  a.mutable_work()->set_weight_bytes(1000000);
+  a.mutable_work()->set_compute_pipe("simt_fp32");
+  *t.add_activities() = a;
+  return t;
+}
+
+TEST(Provenance, HostTraceRooflinesUseTheDefaultProjectionDevice) {
+  const devices::DeviceSpec* def = devices::FindDevice(devices::kDefaultProjectionDevice);
+  ASSERT_NE(def, nullptr);
+  auto r = Analyze({HostTrace()}, {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_NE(r->ceilings().notes().find("Rooflines"), std::string::npos) << r->ceilings().notes();
+  EXPECT_NE(r->ceilings().notes().find(def->name), std::string::npos) << r->ceilings().notes();
+  EXPECT_NE(r->ceilings().notes().find("default projection device"), std::string::npos);
+  bool any_roof = false;
+  for (const auto& a : r->ceilings().amdahl()) any_roof |= a.has_speedup_at_roofline();
+  EXPECT_TRUE(any_roof);
+
+  AnalyzeOptions o;
+  o.device = "h200";
+  auto h = Analyze({HostTrace()}, o);
+  ASSERT_TRUE(h.ok()) << h.status();
+  EXPECT_NE(h->ceilings().notes().find(devices::FindDevice("h200")->name), std::string::npos);
+  EXPECT_NE(h->ceilings().notes().find("(named by --device"), std::string::npos);
+  EXPECT_EQ(h->ceilings().notes().find(def->name), std::string::npos);
+}
+
 }  // namespace
 }  // namespace qprof
