@@ -183,8 +183,11 @@ std::string WaterfallSvg(const std::vector<CeilingBar>& bars, const std::string&
   const double h = kTop + bars.size() * kRowH + 8;
   std::string out = fmt::format(
       "<svg id=\"{}\" class=\"waterfall\" viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"Tokens "
-      "per second: measured and ceilings{}\">",
-      Escape(id), Num(kWidth), Num(h), log ? " (log scale)" : "");
+      "per second: {} and ceilings{}\">",
+      Escape(id), Num(kWidth), Num(h),
+      // The run's own bar says "modelled (...)" for a modelled profile (CeilingBars).
+      !bars.empty() && bars[0].label.rfind("modelled", 0) == 0 ? "modelled" : "measured",
+      log ? " (log scale)" : "");
   // Gridlines.
   if (log) {
     for (double d = std::pow(10.0, std::floor(std::log10(dlo))); d <= hi * 1.15; d *= 10) {
