@@ -10,6 +10,7 @@
 #include "base/absl_fmt.h"
 #include "base/file_util.h"
 #include "base/status_macros.h"
+#include "base/text.h"
 #include "cli/command.h"
 #include "fmt/core.h"
 
@@ -21,21 +22,6 @@ struct SassArgs {
   std::string json_out;
   bool sass_text = false;
 };
-
-std::string JsonEscape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) out += fmt::format("\\u{:04x}", c);
-        else out.push_back(c);
-    }
-  }
-  return out;
-}
 
 std::string Shorten(const std::string& s, size_t width) {
   if (s.size() <= width) return s;
@@ -68,19 +54,19 @@ absl::Status RunSass(const SassArgs& args) {
                  k.tensor_mma, k.simt_fp32, k.simt_fp16, k.simt_int, Shorten(ops, 24),
                  Shorten(k.demangled, 60));
     }
-    json += fmt::format("    {{\"path\": \"{}\", \"kernels\": [\n", JsonEscape(f));
+    json += fmt::format("    {{\"path\": {}, \"kernels\": [\n", JsonQuote(f));
     for (size_t i = 0; i < stats.size(); ++i) {
       const auto& k = stats[i];
       std::string ops;
       for (const auto& [op, n] : k.mma_opcodes) ops += fmt::format("{}\"{}\": {}", ops.empty() ? "" : ", ", op, n);
       json += fmt::format(
-          "      {{\"name\": \"{}\", \"demangled\": \"{}\", \"arch\": \"{}\", \"class\": \"{}\", "
+          "      {{\"name\": {}, \"demangled\": {}, \"arch\": \"{}\", \"class\": \"{}\", "
           "\"instructions\": {}, \"tensor_mma\": {}, \"simt_fp32\": {}, \"simt_fp16\": {}, "
           "\"simt_fp64\": {}, \"simt_int\": {}, \"mma_opcodes\": {{{}}}, \"evidence\": \"sass\", "
-          "\"evidence_detail\": \"{}\"}}{}\n",
-          JsonEscape(k.name), JsonEscape(k.demangled), k.arch, k.pipe_class, k.instructions,
+          "\"evidence_detail\": {}}}{}\n",
+          JsonQuote(k.name), JsonQuote(k.demangled), k.arch, k.pipe_class, k.instructions,
           k.tensor_mma, k.simt_fp32, k.simt_fp16, k.simt_fp64, k.simt_int, ops,
-          JsonEscape(k.detail), i + 1 < stats.size() ? "," : "");
+          JsonQuote(k.detail), i + 1 < stats.size() ? "," : "");
     }
     json += fmt::format("    ]}}{}\n", fi + 1 < args.files.size() ? "," : "");
   }

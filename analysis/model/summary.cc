@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "base/text.h"
 #include "fmt/core.h"
 #include "proto/vocabulary.h"
 
@@ -19,31 +20,12 @@ std::string Num(double v) {
   return fmt::format("{:.6g}", v);
 }
 
-std::string Str(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += fmt::format("\\u{:04x}", static_cast<int>(c));
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
-
 std::string Map(const std::map<std::string, double>& m, const std::string& indent) {
   if (m.empty()) return "{}";
   std::string out = "{\n";
   size_t i = 0;
   for (const auto& [k, v] : m) {
-    out += fmt::format("{}  {}: {}{}\n", indent, Str(k), Num(v), ++i < m.size() ? "," : "");
+    out += fmt::format("{}  {}: {}{}\n", indent, JsonQuote(k), Num(v), ++i < m.size() ? "," : "");
   }
   return out + indent + "}";
 }
@@ -111,11 +93,11 @@ std::string SummaryJson(const std::vector<ModelSummary>& summaries,
     const std::string in = "      ";
     out += i == 0 ? "\n" : ",\n";
     out += "    {\n";
-    out += fmt::format("{}\"label\": {},\n", in, Str(s.label));
-    out += fmt::format("{}\"model\": {},\n", in, Str(s.model));
-    out += fmt::format("{}\"format\": {},\n", in, Str(s.format));
-    out += fmt::format("{}\"moe_backend\": {},\n", in, Str(s.moe_backend));
-    out += fmt::format("{}\"target\": {},\n", in, Str(s.target));
+    out += fmt::format("{}\"label\": {},\n", in, JsonQuote(s.label));
+    out += fmt::format("{}\"model\": {},\n", in, JsonQuote(s.model));
+    out += fmt::format("{}\"format\": {},\n", in, JsonQuote(s.format));
+    out += fmt::format("{}\"moe_backend\": {},\n", in, JsonQuote(s.moe_backend));
+    out += fmt::format("{}\"target\": {},\n", in, JsonQuote(s.target));
     out += fmt::format("{}\"batch\": {},\n", in, s.batch);
     out += fmt::format("{}\"tp\": {},\n", in, s.tp);
     out += fmt::format("{}\"layers\": {},\n", in, s.layers);
@@ -136,7 +118,7 @@ std::string SummaryJson(const std::vector<ModelSummary>& summaries,
     out += fmt::format("{}\"bound_share\": {},\n", in, Map(s.bound_share, in));
     out += fmt::format("{}\"amdahl_if_removed\": {},\n", in, Map(s.amdahl_if_removed, in));
     std::string top;
-    for (const std::string& r : s.top_roles) top += (top.empty() ? "" : ", ") + Str(r);
+    for (const std::string& r : s.top_roles) top += (top.empty() ? "" : ", ") + JsonQuote(r);
     out += fmt::format("{}\"top_roles\": [{}],\n", in, top);
     out += fmt::format("{}\"top_two_share\": {}\n", in, Num(s.top_two_share));
     out += "    }";
@@ -144,7 +126,7 @@ std::string SummaryJson(const std::vector<ModelSummary>& summaries,
   out += summaries.empty() ? "],\n" : "\n  ],\n";
   out += "  \"notes\": [";
   for (size_t i = 0; i < notes.size(); ++i) {
-    out += fmt::format("{}\n    {}", i == 0 ? "" : ",", Str(notes[i]));
+    out += fmt::format("{}\n    {}", i == 0 ? "" : ",", JsonQuote(notes[i]));
   }
   out += notes.empty() ? "]\n}\n" : "\n  ]\n}\n";
   return out;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/text.h"
 #include "fmt/format.h"
 #include "reports/common/format.h"
 #include "reports/html/html_assets.h"
@@ -15,20 +16,17 @@ std::string Escape(const std::string& s) {
   size_t i = 0;
   while (i < s.size()) {
     const unsigned char c = static_cast<unsigned char>(s[i]);
-    // Validate UTF-8 sequence length; replace invalid bytes with U+FFFD.
-    int len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
-    bool ok = len > 0 && i + static_cast<size_t>(len) <= s.size();
-    for (int k = 1; ok && k < len; ++k) {
-      ok = (static_cast<unsigned char>(s[i + k]) & 0xC0) == 0x80;
-    }
-    if (!ok) {
+    // Invalid UTF-8 bytes become U+FFFD; valid multi-byte sequences pass through.
+    const size_t len =
+        Utf8SeqLen(reinterpret_cast<const unsigned char*>(s.data()) + i, s.size() - i);
+    if (len == 0) {
       out += "\xEF\xBF\xBD";
       ++i;
       continue;
     }
     if (len > 1) {
-      out.append(s, i, static_cast<size_t>(len));
-      i += static_cast<size_t>(len);
+      out.append(s, i, len);
+      i += len;
       continue;
     }
     switch (c) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "base/file_util.h"
+#include "base/text.h"
 #include "fmt/format.h"
 
 namespace qprof::reports {
@@ -79,41 +80,6 @@ void AppendMeta(std::string& out, const char* what, uint32_t pid, uint64_t tid,
 
 }  // namespace
 
-void AppendJsonString(std::string& out, const std::string& s) {
-  out += '"';
-  size_t i = 0;
-  while (i < s.size()) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    int len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
-    bool ok = len > 0 && i + static_cast<size_t>(len) <= s.size();
-    for (int k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(s[i + k]) & 0xC0) == 0x80;
-    if (!ok) {
-      out += "\\ufffd";
-      ++i;
-      continue;
-    }
-    if (len > 1) {
-      out.append(s, i, static_cast<size_t>(len));
-      i += static_cast<size_t>(len);
-      continue;
-    }
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20) {
-          out += fmt::format("\\u{:04x}", c);
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-    ++i;
-  }
-  out += '"';
-}
 
 namespace {
 

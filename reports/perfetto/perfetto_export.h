@@ -34,9 +34,6 @@ std::string TracesToPerfettoJson(const std::vector<const proto::Trace*>& traces)
 absl::Status WritePerfettoJson(const std::vector<const proto::Trace*>& traces,
                                const std::string& path);
 
-// Appends `s` to `out` as a JSON string literal (with quotes).
-void AppendJsonString(std::string& out, const std::string& s);
-
 }  // namespace qprof::reports
 
 #endif  // QPROF_REPORTS_PERFETTO_PERFETTO_EXPORT_H_

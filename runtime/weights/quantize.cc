@@ -11,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/text.h"
 #include "base/file_util.h"
 #include "kernels/formats/mxfp4.h"
 #include "kernels/formats/nvfp4.h"

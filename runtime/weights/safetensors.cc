@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/text.h"
 #include "simdjson.h"
 
 namespace qprof::weights {
@@ -363,29 +364,6 @@ absl::StatusOr<std::vector<float>> SafetensorsFile::ReadAsF32(const TensorInfo& 
                                                      DtypeName(t.dtype),
                                                      "; only F32, BF16 and F16 read as floats"));
   }
-  return out;
-}
-
-std::string JsonQuote(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  out += "\"";
   return out;
 }
 

@@ -123,9 +123,6 @@ class SafetensorsWriter {
   std::map<std::string, std::string> metadata_;
 };
 
-// JSON string literal with escapes (quotes included), for headers and config files.
-std::string JsonQuote(std::string_view s);
-
 }  // namespace qprof::weights
 
 #endif  // QPROF_RUNTIME_WEIGHTS_SAFETENSORS_H_

@@ -16,17 +16,15 @@
 #include <string_view>
 #include <vector>
 
+#include "base/text.h"
 #include "proto/trace.pb.h"
 
 namespace qprof::importers {
 
-// True when `s` is valid UTF-8.
-bool IsValidUtf8(std::string_view s);
-// Replaces every byte that is not part of a valid UTF-8 sequence by '?', in place; the
-// length is unchanged. Returns the number of bytes replaced.
-size_t RepairUtf8(char* data, size_t size);
-// Copy of `s` with invalid bytes replaced (fast path: returns `s` as is when valid).
-std::string Utf8Clean(std::string_view s);
+// UTF-8 validation and repair live in base/text.h.
+using ::qprof::IsValidUtf8;
+using ::qprof::RepairUtf8;
+using ::qprof::Utf8Clean;
 
 // Prints "qprof: <what>: <n> <unit> ..." on stderr at most once a second, and only after
 // the first second, so short imports stay silent.
