@@ -216,8 +216,8 @@ void RegisterRunCommand(CLI::App& app, CommandRunner& runner) {
   cmd->add_option("--layers", o.layers, "Run only the first N layers (0 = all)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--tp", o.tp,
-                  "Tensor-parallel degree: per-rank shapes plus all-reduces (--backend model "
-                  "models the ranks' interconnect; the CPU backend runs tp 1 only)")
+                  "Tensor-parallel degree: --backend cuda runs one GPU per rank over NCCL; "
+                  "--backend model models the ranks' interconnect; the CPU backend runs tp 1 only")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
   AddModelOptions(cmd, args->model);
