@@ -24,6 +24,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 
+# What the device run needs, as build targets and as paths in the build tree.
+gpu_targets=(kernels_cuda_test cuda_backend_test cuda_tp_test formats_codecs_cuda_test
+  profiler_cupti_gpu_test qprof_copy_bandwidth qprof_kernel_bench qprof_cupti_overhead
+  qprof_cupti_trace_check qprof_inject qprof)
+gpu_files=(tests/kernels_cuda/kernels_cuda_test tests/runtime_cuda/cuda_backend_test
+  tests/runtime_cuda/cuda_tp_test tests/formats/cuda/formats_codecs_cuda_test
+  tests/profiler_cupti/profiler_cupti_gpu_test bench/qprof_copy_bandwidth
+  bench/qprof_kernel_bench bench/qprof_cupti_overhead bench/qprof_cupti_trace_check
+  cli/libqprof_inject.so cli/qprof)
+
 if [ "${1:-}" = "--prepare" ]; then
   bd=build-device
   launcher=()
@@ -32,16 +42,17 @@ if [ "${1:-}" = "--prepare" ]; then
   fi
   cmake -S . -B "$bd" -G Ninja -DQPROF_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90a-real \
     -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" >/dev/null
-  cmake --build "$bd" -j"$(nproc)" --target kernels_cuda_test qprof_copy_bandwidth qprof_kernel_bench qprof
+  cmake --build "$bd" -j"$(nproc)" --target "${gpu_targets[@]}"
   rm -rf "$bd/dist"
-  mkdir -p "$bd/dist/bin" "$bd/dist/lib"
-  cp "$bd/tests/kernels_cuda/kernels_cuda_test" "$bd/bench/qprof_copy_bandwidth" \
-     "$bd/bench/qprof_kernel_bench" "$bd/cli/qprof" "$bd/dist/bin/"
+  # dist/ mirrors the build tree's layout (cli/qprof next to cli/libqprof_inject.so, tests/,
+  # bench/), so device-check-cupti.sh can take it as its build folder.
+  for f in "${gpu_files[@]}"; do mkdir -p "$bd/dist/$(dirname "$f")"; cp "$bd/$f" "$bd/dist/$f"; done
+  mkdir -p "$bd/dist/lib"
   # Non-system shared libraries (everything but glibc, libstdc++/libgcc and the CUDA driver).
-  for b in "$bd"/dist/bin/*; do ldd "$b" | awk '/=> \//{print $3}'; done | sort -u |
+  for f in "${gpu_files[@]}"; do ldd "$bd/dist/$f" | awk '/=> \//{print $3}'; done | sort -u |
     grep -v -E '/(libc|libm|libdl|libpthread|librt|libstdc\+\+|libgcc_s|ld-linux|libcuda)\.so' |
     while read -r lib; do cp -L "$lib" "$bd/dist/lib/"; done
-  strip "$bd"/dist/bin/* 2>/dev/null || true
+  for f in "${gpu_files[@]}"; do strip "$bd/dist/$f" 2>/dev/null || true; done
   du -sh "$bd/dist"
   echo "device-check: prepared $bd/dist (carry it with the device call)"
   exit 0
@@ -71,21 +82,22 @@ step() {
 echo "device-check: $(date -u +%FT%TZ) on $(hostname)"
 nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.mem --format=csv || true
 
-if [ -x build-device/dist/bin/qprof_kernel_bench ]; then
-  bin=$root/build-device/dist/bin
-  export LD_LIBRARY_PATH=$root/build-device/dist/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+if [ -x build-device/dist/bench/qprof_kernel_bench ]; then
+  bd=$root/build-device/dist
+  export LD_LIBRARY_PATH=$bd/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   echo "using prebuilt binaries in build-device/dist"
 else
-  bin=$root/build-device/bin-local
-  mkdir -p "$bin"
+  bd=$root/build-device
   step build 240 bash -c "cmake -S . -B build-device -G Ninja -DQPROF_CUDA=ON \
       -DCMAKE_CUDA_ARCHITECTURES=90a-real >/dev/null && cmake --build build-device -j\$(nproc) \
-      --target kernels_cuda_test qprof_copy_bandwidth qprof_kernel_bench qprof && \
-      cp build-device/tests/kernels_cuda/kernels_cuda_test build-device/bench/qprof_copy_bandwidth \
-         build-device/bench/qprof_kernel_bench build-device/cli/qprof $bin/"
+      --target ${gpu_targets[*]}"
 fi
+bin=$bd/bench
+qprof=$bd/cli/qprof
 
-step gpu_tests 120 "$bin/kernels_cuda_test" --gtest_brief=1
+step gpu_tests 120 "$bd/tests/kernels_cuda/kernels_cuda_test" --gtest_brief=1
+step gpu_backend_tests 90 "$bd/tests/runtime_cuda/cuda_backend_test" --gtest_brief=1
+step gpu_codec_tests 20 "$bd/tests/formats/cuda/formats_codecs_cuda_test" --gtest_brief=1
 copy_gbps=0
 step copy_bandwidth 30 bash -o pipefail -c "'$bin/qprof_copy_bandwidth' 1024 | tee '$out/copy.txt'"
 if [ -s "$out/copy.txt" ]; then copy_gbps=$(awk '/copy_bandwidth_gbps/{print $2}' "$out/copy.txt"); fi
@@ -93,15 +105,21 @@ echo "measured copy bandwidth: ${copy_gbps} GB/s"
 step kernel_bench 150 bash -o pipefail -c "'$bin/qprof_kernel_bench' '$copy_gbps' 1,16,64 | tee '$out/bench.txt'"
 
 for fmt in mxfp4 nvfp4; do
-  step "run_small_$fmt" 40 "$bin/qprof" run --backend cuda --model small --format "$fmt" \
+  step "run_small_$fmt" 40 "$qprof" run --backend cuda --model small --format "$fmt" \
     --batch 16 --steps 4 --out "$out/run-small-$fmt"
 done
 for b in 1 16 64; do
   for fmt in mxfp4 nvfp4; do
-    step "run_v4flash_${fmt}_b$b" 45 "$bin/qprof" run --backend cuda --model v4-flash \
+    step "run_v4flash_${fmt}_b$b" 45 "$qprof" run --backend cuda --model v4-flash \
       --layers 4 --format "$fmt" --batch "$b" --steps 2 --out "$out/run-v4-$fmt-b$b"
   done
 done
+
+# CUPTI collector checks (trace and metrics mode, qprof record on torch loops, overhead),
+# within what is left of the budget; DEVICE_CHECK_CUPTI=0 leaves them out.
+if [ "${DEVICE_CHECK_CUPTI:-1}" = 1 ]; then
+  step cupti_checks 200 env QPROF_CHECK_OUT="$out/cupti" bash scripts/device-check-cupti.sh "$bd"
+fi
 
 echo
 echo "== device-check done in $(elapsed)s; failed steps: ${failed[*]:-none}"
