@@ -109,6 +109,27 @@ TEST(NcuCsv, ImportAsTraceLaysKernelsEndToEnd) {
   EXPECT_FALSE(t->header().notes().empty());
 }
 
+// Found by fuzz_detect: a duration of 7.6e79 ns overflowed the int64 cast. Absurd,
+// negative or non-numeric durations leave the kernel without a length and are counted.
+TEST(NcuCsv, AbsurdDurationsGetNoLength) {
+  const std::string csv =
+      "\"ID\",\"Kernel Name\",\"gpu__time_duration.sum\"\n"
+      "\"0\",\"k\",\"" + std::string(80, '5') + "\"\n"
+      "\"1\",\"k\",\"-5\"\n"
+      "\"2\",\"k\",\"1200\"\n";
+  std::string path = testing::WriteTemp("absurd.csv", csv);
+  ImportOptions o;
+  o.progress = false;
+  auto t = ImportFile(path, o);
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_EQ(t->activities_size(), 3);
+  EXPECT_EQ(t->activities(0).end_ns() - t->activities(0).start_ns(), 0);
+  EXPECT_EQ(t->activities(1).end_ns() - t->activities(1).start_ns(), 0);
+  EXPECT_EQ(t->activities(2).end_ns() - t->activities(2).start_ns(), 1200);
+  ASSERT_GT(t->header().collector().warnings_size(), 0);
+  EXPECT_NE(t->header().collector().warnings(0).find("2 kernels"), std::string::npos);
+}
+
 TEST(NcuCsv, Errors) {
   auto none = ParseNcuCsv("hello\nworld\n", "x.csv");
   ASSERT_FALSE(none.ok());

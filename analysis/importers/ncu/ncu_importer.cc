@@ -1,6 +1,7 @@
 #include "analysis/importers/ncu/ncu_importer.h"
 
 #include <algorithm>
+#include <cmath>
 #include <unordered_map>
 #include <vector>
 
@@ -12,6 +13,8 @@
 
 namespace qprof::importers {
 namespace {
+
+constexpr double kMaxKernelDurationNs = 86400e9;  // one day
 
 void SetMetrics(const NcuKernel& k, const std::string& source, proto::KernelMetrics* m) {
   if (k.tensor_pipe_pct) m->set_tensor_pipe_pct(*k.tensor_pipe_pct);
@@ -106,8 +109,12 @@ absl::StatusOr<proto::Trace> ImportNcuCsvText(std::string_view text, const std::
     a->mutable_block()->set_x(k.block[0]);
     a->mutable_block()->set_y(k.block[1]);
     a->mutable_block()->set_z(k.block[2]);
-    int64_t dur = k.duration_ns ? static_cast<int64_t>(*k.duration_ns + 0.5) : 0;
-    if (!k.duration_ns) ++without_duration;
+    // The duration is user text: a NaN, negative or absurd value (over a day) would
+    // overflow the int64 timeline, so such a kernel keeps no duration and is counted.
+    const bool usable = k.duration_ns && std::isfinite(*k.duration_ns) &&
+                        *k.duration_ns >= 0 && *k.duration_ns <= kMaxKernelDurationNs;
+    const int64_t dur = usable ? static_cast<int64_t>(*k.duration_ns + 0.5) : 0;
+    if (!usable) ++without_duration;
     a->set_start_ns(t);
     a->set_end_ns(t + dur);
     t += dur;
@@ -128,7 +135,7 @@ absl::StatusOr<proto::Trace> ImportNcuCsvText(std::string_view text, const std::
   c->set_metrics_requested(true);
   c->set_metrics_available(!report.kernels.empty());
   if (without_duration > 0) {
-    c->add_warnings(absl::StrCat(without_duration, " kernels have no duration metric "
+    c->add_warnings(absl::StrCat(without_duration, " kernels have no usable duration metric "
                                                    "(gpu__time_duration.sum): zero length"));
   }
   return trace;
