@@ -48,9 +48,12 @@ if [ "${1:-}" = "--prepare" ]; then
   # bench/), so device-check-cupti.sh can take it as its build folder.
   for f in "${gpu_files[@]}"; do mkdir -p "$bd/dist/$(dirname "$f")"; cp "$bd/$f" "$bd/dist/$f"; done
   mkdir -p "$bd/dist/lib"
-  # Non-system shared libraries (everything but glibc, libstdc++/libgcc and the CUDA driver).
+  # Non-system shared libraries (everything but glibc, libstdc++/libgcc, the CUDA driver and
+  # the CUDA toolkit's own libraries: the device image has the toolkit, and libnccl alone
+  # would exceed the 64 MiB a device call can carry).
   for f in "${gpu_files[@]}"; do ldd "$bd/dist/$f" | awk '/=> \//{print $3}'; done | sort -u |
     grep -v -E '/(libc|libm|libdl|libpthread|librt|libstdc\+\+|libgcc_s|ld-linux|libcuda)\.so' |
+    grep -v -E '^/usr/local/cuda' |
     while read -r lib; do cp -L "$lib" "$bd/dist/lib/"; done
   for f in "${gpu_files[@]}"; do strip "$bd/dist/$f" 2>/dev/null || true; done
   du -sh "$bd/dist"
