@@ -169,6 +169,8 @@ void RegisterRunCommand(CLI::App& app, CommandRunner& runner) {
       "Run the bundled DeepSeek-style decode workload (MXFP4 and NVFP4 on identical weights by "
       "default) and write traces, reports and their diff into --out");
   runtime::RunOptions& o = args->options;
+  // The main job picks the GPU when one is present (issue: `qprof run` with no options).
+  o.backend = "auto";
   cmd->add_option("--backend", o.backend,
                   "Where to run: cpu (host CPU, timed per kernel), cuda (GPU, CUPTI), auto "
                   "(cuda when a GPU is present), model (projected onto --target from the "
