@@ -13,6 +13,18 @@ int64_t FindFirstNonFinite(const float* data, int64_t begin, int64_t end) {
   return -1;
 }
 
+absl::Status FirstNonFiniteBlockError(const std::vector<int64_t>& first_bad_block, int block,
+                                      const std::string& tensor_name, const float* data,
+                                      int64_t cols) {
+  int64_t bad = -1;
+  for (int64_t b : first_bad_block) {
+    if (b >= 0 && (bad < 0 || b < bad)) bad = b;
+  }
+  if (bad < 0) return absl::OkStatus();
+  const int64_t index = FindFirstNonFinite(data, bad * block, (bad + 1) * block);
+  return NonFiniteError(tensor_name, data, index, cols);
+}
+
 absl::Status NonFiniteError(const std::string& tensor_name, const float* data, int64_t index,
                             int64_t cols) {
   const float v = data[index];

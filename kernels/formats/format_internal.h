@@ -46,6 +46,12 @@ int64_t FindFirstNonFinite(const float* data, int64_t begin, int64_t end);
 absl::Status NonFiniteError(const std::string& tensor_name, const float* data, int64_t index,
                             int64_t cols);
 
+// After a threaded pass in which each worker recorded the first block holding NaN/Inf
+// (-1 if none): OK when no worker did, else NonFiniteError for the earliest such element.
+absl::Status FirstNonFiniteBlockError(const std::vector<int64_t>& first_bad_block, int block,
+                                      const std::string& tensor_name, const float* data,
+                                      int64_t cols);
+
 // InvalidArgument unless rows >= 0 and cols is a non-negative multiple of `block`.
 absl::Status CheckShape(const std::string& tensor_name, int64_t rows, int64_t cols, int block,
                         const char* format);

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "base/status_macros.h"
 #include "kernels/formats/format_internal.h"
 #include "kernels/formats/fp4_codecs.h"
 
@@ -88,14 +89,8 @@ absl::StatusOr<Mxfp4Matrix> QuantizeMxfp4(const float* data, int64_t rows, int64
       EncodeBlock(v, code, m.packed.data() + b * (kBlock / 2));
     }
   });
-  int64_t bad = -1;
-  for (int64_t b : first_bad) {
-    if (b >= 0 && (bad < 0 || b < bad)) bad = b;
-  }
-  if (bad >= 0) {
-    const int64_t index = internal::FindFirstNonFinite(data, bad * kBlock, (bad + 1) * kBlock);
-    return internal::NonFiniteError(tensor_name, data, index, cols);
-  }
+  RETURN_IF_ERROR(
+      internal::FirstNonFiniteBlockError(first_bad, kBlock, tensor_name, data, cols));
   return m;
 }
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "base/status_macros.h"
 #include "kernels/formats/format_internal.h"
 #include "kernels/formats/fp4_codecs.h"
 
@@ -134,14 +135,8 @@ absl::StatusOr<Nvfp4Matrix> QuantizeNvfp4WithScale2(const float* data, int64_t r
                                 m.packed.data() + b * (kBlock / 2));
     }
   });
-  int64_t bad = -1;
-  for (int64_t b : first_bad) {
-    if (b >= 0 && (bad < 0 || b < bad)) bad = b;
-  }
-  if (bad >= 0) {
-    const int64_t index = internal::FindFirstNonFinite(data, bad * kBlock, (bad + 1) * kBlock);
-    return internal::NonFiniteError(tensor_name, data, index, cols);
-  }
+  RETURN_IF_ERROR(
+      internal::FirstNonFiniteBlockError(first_bad, kBlock, tensor_name, data, cols));
   return m;
 }
 
