@@ -211,10 +211,13 @@ absl::Status CpuDecoder::Attention(int l, profiler::HostCollector* col) {
   RETURN_IF_ERROR(Run(col, "norm.rmsnorm", {{"rows", B}, {"cols", dv}}, [&] {
     return kernels::RmsNormCpu(Norm(B, dv, dqk, L.kv_norm, kv_new_.data(), kv_new_.data(), eps));
   }));
-  RETURN_IF_ERROR(Run(col, "rope", {{"rows", B}, {"heads", H + 1}, {"rope_dim", R}}, [&] {
+  // Two calls like the CUDA backend's two launches: the query heads, then the latent key.
+  RETURN_IF_ERROR(Run(col, "rope", {{"rows", B}, {"heads", H}, {"rope_dim", R}}, [&] {
     kernels::RopeParams rq{B, H, R, dqk, H * dqk, c_.rope_theta, positions_.data(),
                            q_.data() + dv};
-    RETURN_IF_ERROR(kernels::RopeCpu(rq));
+    return kernels::RopeCpu(rq);
+  }));
+  RETURN_IF_ERROR(Run(col, "rope", {{"rows", B}, {"heads", 1}, {"rope_dim", R}}, [&] {
     kernels::RopeParams rk{B, 1, R, dqk, dqk, c_.rope_theta, positions_.data(),
                            kv_new_.data() + dv};
     return kernels::RopeCpu(rk);

@@ -10,6 +10,7 @@
 #include "base/status_macros.h"
 #include "kernels/registry/registry.h"
 #include "kernels/registry/work_models.h"
+#include "runtime/tp_shape.h"
 
 namespace qprof::runtime {
 namespace {
@@ -110,15 +111,9 @@ absl::Status ValidateRunOptions(const RunOptions& o, const ModelConfig& c) {
     return absl::InvalidArgumentError(
         absl::StrCat("layers ", o.layers, " outside 0..", c.n_layers, " of model ", c.name));
   }
-  if (o.tp < 1) return absl::InvalidArgumentError(absl::StrCat("tp ", o.tp, " < 1"));
-  int block = o.format == "mxfp4" ? 32 : 16;
-  if (c.n_heads % o.tp != 0 || c.moe_inter_dim % o.tp != 0 ||
-      (c.moe_inter_dim / o.tp) % block != 0 || c.vocab_size % o.tp != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "tp ", o.tp, " does not divide model ", c.name, " evenly (n_heads ", c.n_heads,
-        ", moe_inter_dim/tp a multiple of ", block, ", vocab_size ", c.vocab_size, ")"));
-  }
-  return absl::OkStatus();
+  // The runtime's split (runtime/tp_shape.h): heads and routed experts divide by tp; the
+  // shared expert splits when it can and otherwise runs on rank 0; the LM head is whole.
+  return ValidateTensorParallel(c, o.tp);
 }
 
 absl::StatusOr<proto::DecodePlan> PlanDecodeForConfig(const RunOptions& o,
@@ -127,7 +122,19 @@ absl::StatusOr<proto::DecodePlan> PlanDecodeForConfig(const RunOptions& o,
   const KernelChoice choice = ChooseKernels(o);
   const int layers = o.layers > 0 ? o.layers : c.n_layers;
   const int B = o.batch, tp = o.tp;
-  const int heads = c.n_heads / tp, inter = c.moe_inter_dim / tp, vocab = c.vocab_size / tp;
+  // Rank 0's share, exactly as the CUDA runtime slices it (runtime/tp_shape.h): its heads,
+  // its routed experts (whole, all of their intermediate width), its columns of the shared
+  // expert (all of them when the split does not fit the kernel's granule). Every rank
+  // computes the whole LM head and every logit.
+  ASSIGN_OR_RETURN(const TpSlice rank0,
+                   MakeTpSlice(c, o.format == "mxfp4" ? kernels::Fp4Format::kMxfp4
+                                                      : kernels::Fp4Format::kNvfp4,
+                               tp, 0, MoeInterGranule(choice.moe_backend)));
+  const int heads = tp > 1 ? rank0.heads() : c.n_heads;
+  const int local_experts = tp > 1 ? rank0.experts() : c.n_routed_experts;
+  const int shared_inter =
+      tp > 1 ? rank0.shared_inter() : c.moe_inter_dim * std::max(1, c.n_shared_experts);
+  const int vocab = c.vocab_size;
   const int E = c.n_routed_experts, k = c.n_activated_experts;
   const int dqk = c.d_qk(), dv = c.kv_lora_rank;
   std::vector<int> lens = ContextLengths(o.context, B);
@@ -139,7 +146,10 @@ absl::StatusOr<proto::DecodePlan> PlanDecodeForConfig(const RunOptions& o,
     sel += std::min(len + 1, c.index_topk + c.window);
   }
   const int64_t avg_ctx = std::llround(ctx / B), avg_sel = std::llround(sel / B);
-  const int64_t unique = std::llround(ExpectedUniqueExperts(E, k, B));
+  // Distinct experts hit, and slots routed, among this rank's experts (uniform routing:
+  // each expert is equally likely, so a rank sees 1/tp of both on average).
+  const int64_t unique = std::llround(ExpectedUniqueExperts(E, k, B) / tp);
+  const int64_t local_slots = std::llround(static_cast<double>(B) * k / tp);
 
   proto::DecodePlan plan;
   plan.set_model(c.name);
@@ -151,11 +161,14 @@ absl::StatusOr<proto::DecodePlan> PlanDecodeForConfig(const RunOptions& o,
   plan.set_layers(layers);
   PlanBuilder add(&plan);
   const std::string step = "decode/step 0";
+  // The runtime sums the FP32 hidden state over ranks (4 bytes per value).
+  const int64_t allreduce_bytes = int64_t{B} * c.dim * 4;
 
   add.Add("embedding", step + "/embed", kNoLayer,
           {{"rows", B}, {"dim", c.dim}, {"vocab", c.vocab_size}});
   for (int l = 0; l < layers; ++l) {
     const std::string attn = absl::StrCat(step, "/layer ", l, "/attn");
+    const std::string comm = absl::StrCat(step, "/layer ", l, "/comm");
     const std::string moe = absl::StrCat(step, "/layer ", l, "/moe");
     const uint32_t L = l;
     auto gemm = [&](const std::string& path, int n, int kk) {
@@ -167,7 +180,9 @@ absl::StatusOr<proto::DecodePlan> PlanDecodeForConfig(const RunOptions& o,
     gemm(attn, heads * dqk, c.q_lora_rank);                     // wq_b
     gemm(attn, dqk, c.dim);                                     // wkv_a
     add.Add("norm.rmsnorm", attn, L, {{"rows", B}, {"cols", dv}});
-    add.Add("rope", attn, L, {{"rows", B}, {"heads", heads + 1}, {"rope_dim", c.rope_dim}});
+    // Two launches: the query heads, then the one latent key.
+    add.Add("rope", attn, L, {{"rows", B}, {"heads", heads}, {"rope_dim", c.rope_dim}});
+    add.Add("rope", attn, L, {{"rows", B}, {"heads", 1}, {"rope_dim", c.rope_dim}});
     gemm(attn, c.index_n_heads * c.index_head_dim, c.q_lora_rank);  // wi_q
     gemm(attn, c.index_head_dim, c.dim);                        // wi_k
     gemm(attn, c.index_n_heads, c.dim);                         // wi_w
@@ -182,21 +197,23 @@ absl::StatusOr<proto::DecodePlan> PlanDecodeForConfig(const RunOptions& o,
     gemm(attn, c.o_lora_rank, heads * dv);                      // wo_a
     gemm(attn, c.dim, c.o_lora_rank);                           // wo_b (+ residual)
     if (tp > 1) {
-      add.Add("comm.allreduce", attn, L, {{"bytes", int64_t{B} * c.dim * 2}, {"ranks", tp}});
+      add.Add("comm.allreduce", comm, L, {{"bytes", allreduce_bytes}, {"ranks", tp}});
     }
     add.Add("norm.rmsnorm", moe, L, {{"rows", B}, {"cols", c.dim}});
     add.Add("moe.router", moe, L,
             {{"tokens", B}, {"experts", E}, {"dim", c.dim}, {"topk", k}});
-    add.Add(choice.moe_id, moe, L,
-            {{"tokens", B}, {"topk", k}, {"experts", E}, {"dim", c.dim}, {"inter", inter},
-             {"unique_experts", unique}});
-    if (c.n_shared_experts > 0) {
+    if (tp > 1) add.Add("tp.local_expert_ids", moe, L, {{"ids", int64_t{B} * k}});
+    KernelShape routed{{"tokens", B}, {"topk", k}, {"experts", local_experts}, {"dim", c.dim},
+                       {"inter", c.moe_inter_dim}, {"unique_experts", unique}};
+    if (tp > 1) routed["slots"] = local_slots;
+    add.Add(choice.moe_id, moe, L, routed);
+    if (c.n_shared_experts > 0 && shared_inter > 0) {
       add.Add(choice.moe_id, moe, L,
               {{"tokens", B}, {"topk", 1}, {"experts", 1}, {"dim", c.dim},
-               {"inter", inter * c.n_shared_experts}, {"unique_experts", 1}});
+               {"inter", shared_inter}, {"unique_experts", 1}});
     }
     if (tp > 1) {
-      add.Add("comm.allreduce", moe, L, {{"bytes", int64_t{B} * c.dim * 2}, {"ranks", tp}});
+      add.Add("comm.allreduce", comm, L, {{"bytes", allreduce_bytes}, {"ranks", tp}});
     }
   }
   const std::string head = step + "/head";
@@ -222,15 +239,21 @@ absl::StatusOr<proto::DecodePlan> PlanDecodeForConfig(const RunOptions& o,
       o.moe_backend, o.target_arch, choice.mla_id));
   plan.add_notes(absl::StrFormat(
       "unique routed experts per layer assumed %d of %d: E*(1-(1-k/E)^B) for uniform routing "
-      "(k=%d, B=%d); slot paths read expert weights once per (token, slot)",
-      unique, E, k, B));
+      "(k=%d, B=%d)%s; slot paths read expert weights once per (token, slot)",
+      unique, local_experts, k, B, tp > 1 ? absl::StrFormat(", divided by tp %d", tp) : ""));
   plan.add_notes(absl::StrFormat(
       "attended tokens per sequence: min(len+1, index_topk %d + window %d), averaged: %d; "
       "an upper bound (the window may overlap the top-k)",
       c.index_topk, c.window, avg_sel));
   if (tp > 1) {
     plan.add_notes(absl::StrFormat(
-        "tp %d: per-rank shapes (heads/tp, moe_inter/tp, vocab/tp); indexer replicated", tp));
+        "tp %d, rank 0's share as the CUDA runtime slices it: %d of %d heads, routed experts "
+        "%d..%d of %d (whole; expected %d slots routed to them), shared expert columns %d of "
+        "%d%s; LM head, norms, indexer and latent KV replicated; FP32 all-reduce of the "
+        "hidden state after attention and after the MoE (range .../comm)",
+        tp, heads, c.n_heads, rank0.expert_begin, rank0.expert_end - 1, E, local_slots,
+        shared_inter, c.moe_inter_dim * std::max(1, c.n_shared_experts),
+        rank0.shared_split ? "" : " (not split: the kernel's granule does not divide it)"));
   }
   if (layers != c.n_layers) {
     plan.add_notes(absl::StrFormat("layer subset: %d of %d layers", layers, c.n_layers));

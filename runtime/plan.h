@@ -5,9 +5,13 @@
 // the plan and a measured one line up kernel by kernel.
 //
 // Range paths: "decode/step N/embed", "decode/step N/layer L/attn",
-// "decode/step N/layer L/moe", "decode/step N/head". The plan is for step 0.
-// Per-rank shapes under tensor parallelism tp: attention heads / tp, expert
-// intermediate / tp, vocabulary / tp, plus an all-reduce after attention and after MoE.
+// "decode/step N/layer L/comm" (tp > 1), "decode/step N/layer L/moe", "decode/step N/head".
+// The plan is for step 0.
+// Under tensor parallelism tp the shapes are rank 0's, as the CUDA runtime slices them
+// (runtime/tp_shape.h): heads / tp, routed experts / tp (each whole), the shared expert's
+// columns / tp (or all of them on rank 0), the LM head whole on every rank, the expert-id
+// remap, and an FP32 all-reduce after attention and after the MoE under ".../comm".
+// tests/runtime/plan_facts_test.cc holds the plan to the runtime's facts.
 #ifndef QPROF_RUNTIME_PLAN_H_
 #define QPROF_RUNTIME_PLAN_H_
 

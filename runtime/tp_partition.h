@@ -1,5 +1,6 @@
 // Tensor-parallel partitioning of the bundled model (qprof run --tp N): which heads,
-// experts and shared-expert columns rank r holds, and the host-side weight slices. Plain
+// experts and shared-expert columns rank r holds (runtime/tp_shape.h, weight-free, also
+// read by the decode plan), and the host-side weight slices. Plain
 // C++ (no CUDA), so the partitioning is tested on the CPU reference kernels
 // (tests/runtime/tp_partition_test.cc); runtime/cuda runs one rank per GPU over NCCL.
 //
@@ -35,33 +36,9 @@
 #include "absl/status/statusor.h"
 #include "runtime/model_config.h"
 #include "runtime/model_weights.h"
+#include "runtime/tp_shape.h"
 
 namespace qprof::runtime {
-
-struct TpSlice {
-  int rank = 0;
-  int tp = 1;
-  int head_begin = 0, head_end = 0;                  // query heads of this rank
-  int expert_begin = 0, expert_end = 0;              // routed experts of this rank
-  int shared_inter_begin = 0, shared_inter_end = 0;  // shared-expert columns (may be empty)
-  bool shared_split = true;  // false: the shared expert runs whole on rank 0 only
-  int heads() const { return head_end - head_begin; }
-  int experts() const { return expert_end - expert_begin; }
-  int shared_inter() const { return shared_inter_end - shared_inter_begin; }
-};
-
-// InvalidArgument naming the first problem: tp < 1, n_heads or n_routed_experts not
-// divisible by tp (e.g. "--tp 3: n_heads 64 of model v4-flash is not divisible by 3").
-absl::Status ValidateTensorParallel(const ModelConfig& c, int tp);
-
-// FailedPrecondition "--tp 8 needs 8 GPUs, found 1" when tp > visible_gpus.
-absl::Status CheckTpDevices(int tp, int visible_gpus);
-
-// Rank `rank`'s share (validates first). The shared expert is split when Is/tp is a
-// multiple of both the format's scale block (32 MXFP4, 16 NVFP4) and `inter_multiple`
-// (the expert kernel's granule of the intermediate width; 1 = no constraint).
-absl::StatusOr<TpSlice> MakeTpSlice(const ModelConfig& c, kernels::Fp4Format format, int tp,
-                                    int rank, int inter_multiple = 1);
 
 // The weights rank `s.rank` holds: wq_b, wo_a, the routed and the shared expert stacks
 // sliced as above (shapes shrink), every other tensor copied. The config is unchanged

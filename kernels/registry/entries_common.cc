@@ -49,6 +49,23 @@ void RegisterCommonKernels(KernelRegistry& r) {
   ar.has_cpu = false;
   ar.cuda_kernel_name = "ncclDevKernel_AllReduce";  // NCCL's kernel, not ours
   r.Register(std::move(ar));
+  // Tensor parallel: the router's expert ids made local to a rank (runtime/cuda/tp_ops.cu).
+  // Reads and writes one int32 per (token, slot): shape {"ids": tokens * topk}.
+  KernelInfo remap = Basic("tp.local_expert_ids", role::kMoeRouter, pipe::kSimt,
+                           compute_pipe::kNone,
+                           "tensor parallel: routed expert ids made local to the rank (-1 = "
+                           "another rank's expert)",
+                           [](const KernelShape& s) {
+                             proto::WorkModel w;
+                             auto it = s.find("ids");
+                             const double ids = it == s.end() ? 0.0 : static_cast<double>(it->second);
+                             w.set_activation_bytes(8.0 * ids);
+                             w.set_bytes(8.0 * ids);
+                             w.set_compute_pipe(std::string(compute_pipe::kNone));
+                             return w;
+                           });
+  remap.format = "int32";
+  r.Register(std::move(remap));
 }
 
 }  // namespace qprof::kernels

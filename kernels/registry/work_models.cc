@@ -48,7 +48,9 @@ proto::WorkModel MoeWork(const KernelShape& s, const std::string& format, bool r
                          const std::string& compute_pipe) {
   double tokens = Get(s, "tokens"), topk = Get(s, "topk"), experts = Get(s, "experts");
   double dim = Get(s, "dim"), inter = Get(s, "inter");
-  double slots = tokens * topk;
+  // "slots": the (token, slot) pairs this launch computes when fewer than tokens * topk
+  // (a tensor-parallel rank computes only the slots routed to its own experts).
+  double slots = Get(s, "slots", tokens * topk);
   double unique = Get(s, "unique_experts", std::min(experts, slots));
   double reads = reuse ? unique : slots;  // expert weight reads
   double weight = reads * ExpertWeightBytes(format, dim, inter);
