@@ -15,6 +15,8 @@
 
 namespace qprof::runtime {
 
+struct ModelWeights;  // runtime/model_weights.h
+
 struct RunOptions {
   std::string model = "small";       // preset name (tiny, small, v4-flash) or JSON config path
   std::string checkpoint_dir;        // optional: a `qprof quantize` / ModelOpt / gpt-oss folder
@@ -36,25 +38,55 @@ struct RunOptions {
   std::string target_arch;           // for `auto` MoE routing when planning ("sm_120", ...)
   // Called after each decode step (for progress bars). May be empty.
   std::function<void(int step, int steps)> on_step;
+  // Called with one line per setup stage ("weights built in 27.1 s"), so a long setup
+  // says where the time goes before any step runs. May be empty.
+  std::function<void(const std::string& line)> on_progress;
 };
 
 struct CheckResult {
   double logits_rel_error = 0;       // ||logits - ref|| / ||ref|| over all steps
   double token_agreement = 0;        // fraction of greedy tokens equal to the reference's
   int tokens_compared = 0;
+  int first_disagreement_step = -1;  // first step whose greedy tokens differ (-1: none)
 };
 
 struct RunResult {
   proto::Trace trace;                // header.run filled (tokens, wall time), activities timed
   std::vector<std::vector<int32_t>> tokens;  // [step][sequence]
+  // --check: against the reference with unquantized FP32 experts (the format's cost).
   std::optional<CheckResult> check;
+  // --check on the CUDA backend: against the CPU backend replaying the same inputs on the
+  // same quantized weights (the GPU kernels' correctness).
+  std::optional<CheckResult> check_vs_cpu;
   std::string moe_backend_used;      // what `auto` resolved to
+  std::string backend_note;          // e.g. why `auto` ran on the CPU with a GPU present
 };
 
 absl::StatusOr<RunResult> RunDecode(const RunOptions& options);
 
+// One run per batch size in `batches` (options.batch is ignored) on the same weights:
+// built or loaded once and, on the GPU, uploaded once, so a sweep over batch sizes pays
+// the weight setup once. Results in the order of `batches`; each trace is what RunDecode
+// with that batch would write, with TraceHeader.setup.weights_reused set after the first.
+absl::StatusOr<std::vector<RunResult>> RunDecodeBatches(const RunOptions& options,
+                                                        const std::vector<int>& batches);
+
 // The kernel sequence of one decode step with shapes and work models, without weights.
 absl::StatusOr<proto::DecodePlan> PlanDecode(const RunOptions& options);
+
+// For the backends (runtime/run.cc, runtime/cuda): replays `inputs[s]` (the tokens fed at
+// step s of a run with `options`) through the CPU decoder on `weights` and compares its
+// logits and greedy tokens with `logits[s]` and `tokens[s]`. `fp32_experts`: experts in
+// FP32 from the unquantized synthetic weights (the --check reference); else the CPU
+// backend's own quantized kernels (what a GPU run must reproduce).
+absl::StatusOr<CheckResult> ReplayOnCpu(const ModelWeights& weights, const RunOptions& options,
+                                        bool fp32_experts,
+                                        const std::vector<std::vector<int32_t>>& inputs,
+                                        const std::vector<std::vector<float>>& logits,
+                                        const std::vector<std::vector<int32_t>>& tokens);
+
+// The seeded first token of each sequence (both backends decode the same inputs).
+std::vector<int32_t> InitialTokens(uint64_t seed, int batch, int vocab);
 
 // The MoE path `auto` picks for a format on an arch (the rule of the user's story):
 // mxfp4 -> slot_gemv; nvfp4 -> fp4_mma where native FP4 MMA exists (sm_100a, sm_120a),

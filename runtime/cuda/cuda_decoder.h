@@ -1,19 +1,33 @@
-// The CUDA decode engine behind RunDecodeCuda: device copies of the weights and caches, and
-// one decode step as the same kernel sequence as CpuDecoder (runtime/cpu_decoder.h). No
-// CUDA types in this header (pimpl).
+// The CUDA decode engine behind RunDecodeCuda: per-batch caches and scratch on one GPU,
+// the weights from a DeviceModel (shared across batch sizes), and one decode step as the
+// same kernel sequence as CpuDecoder (runtime/cpu_decoder.h). No CUDA types in this header
+// (pimpl; streams travel as void*).
 #ifndef QPROF_RUNTIME_CUDA_CUDA_DECODER_H_
 #define QPROF_RUNTIME_CUDA_CUDA_DECODER_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "runtime/cuda/device_model.h"
+#include "runtime/cuda/host/graph_paths.h"
 #include "runtime/model_weights.h"
 #include "runtime/tp_partition.h"
 
 namespace qprof::runtime {
+
+// Called while a rank waits on the device (between cudaStreamQuery polls): non-OK means
+// give up now (RankGroup::Waiter::Poll). Empty: wait without polling.
+using PollFn = std::function<absl::Status()>;
+
+// Sums `n` floats of device memory over the tensor-parallel ranks, in place: enqueued on
+// `stream` (a cudaStream_t) for NCCL, or done before returning (host all-reduce); `poll`
+// while waiting.
+using AllReduceFn =
+    std::function<absl::Status(float* device_buffer, size_t n, void* stream, const PollFn& poll)>;
 
 struct CudaDecoderOptions {
   std::vector<int> context_lengths;  // prompt length per sequence (batch = size)
@@ -22,30 +36,50 @@ struct CudaDecoderOptions {
   bool mla_tensor = true;            // sparse MLA on tensor cores (else SIMT)
   uint64_t seed = 1;                 // prompt cache contents (as CpuDecoder)
   bool cuda_graph = false;
-  // Tensor parallel (runtime/tp_partition.h): the weights given to Create are this rank's
-  // slice (SliceWeights); after attention and after the MoE the hidden state is summed
-  // over ranks with `nccl_comm` (an ncclComm_t; required when tp.tp > 1, owned by the
-  // caller) inside the NVTX range "comm". tp.tp == 1: the whole model, no NCCL.
+  // Tensor parallel (runtime/tp_partition.h): the weights are this rank's slice
+  // (SliceWeights); after attention and after the MoE the hidden state is summed over
+  // ranks with `all_reduce` (required when tp.tp > 1) inside the range "comm".
   TpSlice tp;
-  void* nccl_comm = nullptr;
+  AllReduceFn all_reduce;
+  bool all_reduce_capturable = true;  // false: a host all-reduce, no CUDA graph
   int device = 0;  // CUDA device of this decoder (set before every call into it)
+  // Weights already on `device` (a batch sweep shares them); null: uploaded by Create.
+  std::shared_ptr<const DeviceModel> model;
+};
+
+// What a CUDA-graph run spent on the graph, and the range of each captured node.
+struct CudaGraphInfo {
+  int64_t capture_ns = 0;
+  int64_t instantiate_ns = 0;
+  int nodes = 0;
+  // One entry per node of the captured chain with the range it was captured in; empty
+  // when the graph was not a single chain (then replays keep ".../graph").
+  std::vector<CapturedNode> chain;
+  std::string chain_note;  // why `chain` is empty, if it is
 };
 
 class CudaDecoder {
  public:
-  // Uploads weights, fills the prompt caches; InvalidArgument when a kernel cannot take
-  // the model's shapes (checked before any allocation).
+  // Uploads weights unless options.model holds them, fills the prompt caches;
+  // InvalidArgument when a kernel cannot take the model's shapes (checked before any
+  // allocation).
   static absl::StatusOr<std::unique_ptr<CudaDecoder>> Create(const ModelWeights& weights,
                                                              const CudaDecoderOptions& options);
   ~CudaDecoder();
 
-  // One decode step; blocks until `logits` [B, vocab] and `next` [B] are on the host.
-  // `logits` may be null (not copied: tensor-parallel ranks other than 0).
+  // One decode step; returns once `next` [B] (and `logits` [B, vocab] when not null) are
+  // on the host. Pass `logits` only when something reads them: the copy is B x vocab x 4
+  // bytes per step (33 MB for v4-flash at batch 64). `poll`: see PollFn.
   absl::Status Step(int step, const std::vector<int32_t>& tokens, std::vector<float>* logits,
-                    std::vector<int32_t>* next);
+                    std::vector<int32_t>* next, const PollFn& poll = PollFn());
 
-  size_t device_bytes() const;
+  const std::shared_ptr<const DeviceModel>& model() const;
+  const CudaGraphInfo& graph_info() const;
+  int device() const;
+  size_t device_bytes() const;  // weights + caches + scratch of this decoder
   size_t cache_bytes() const;
+  int64_t upload_ns() const;    // weights copied by Create (0 when shared)
+  int64_t caches_ns() const;    // prompt caches built and copied by Create
 
  private:
   struct Impl;

@@ -12,10 +12,12 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -221,6 +223,35 @@ TEST(TpFaultTest, ParsesTheSwitchAndRefusesNonsense) {
     auto b = ParseTpFault(bad, 2);
     ASSERT_FALSE(b.ok()) << bad;
     EXPECT_NE(std::string(b.status().message()).find("QPROF_TP_FAULT"), std::string::npos);
+  }
+}
+
+TEST(TpEnvironmentTest, ReadsTheDiagnosticSwitches) {
+  std::map<std::string, std::string> vars;
+  auto get = [&vars](const char* name) -> const char* {
+    auto it = vars.find(name);
+    return it == vars.end() ? nullptr : it->second.c_str();
+  };
+  auto none = ReadTpEnvironment(get, 2);
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->devices.empty());
+  EXPECT_FALSE(none->host_all_reduce);
+  EXPECT_EQ(none->timeout_ms, 60000);
+  vars = {{"QPROF_TP_DEVICES", "0,0"}, {"QPROF_TP_ALLREDUCE", "host"},
+          {"QPROF_TP_TIMEOUT_S", "2.5"}, {"QPROF_TP_FAULT", "1:3:hang"}};
+  auto env = ReadTpEnvironment(get, 2);
+  ASSERT_TRUE(env.ok()) << env.status();
+  EXPECT_EQ(env->devices, (std::vector<int>{0, 0}));
+  EXPECT_TRUE(env->host_all_reduce);
+  EXPECT_EQ(env->timeout_ms, 2500);
+  EXPECT_TRUE(env->fault.Fires(TpFault::Kind::kHang, 1, 3));
+  for (auto [name, value] : std::vector<std::pair<std::string, std::string>>{
+           {"QPROF_TP_DEVICES", "0"}, {"QPROF_TP_DEVICES", "0,x"}, {"QPROF_TP_ALLREDUCE", "mpi"},
+           {"QPROF_TP_TIMEOUT_S", "0"}, {"QPROF_TP_FAULT", "5:0:fail"}}) {
+    vars = {{name, value}};
+    auto bad = ReadTpEnvironment(get, 2);
+    ASSERT_FALSE(bad.ok()) << name << "=" << value;
+    EXPECT_NE(std::string(bad.status().message()).find(name), std::string::npos) << bad.status();
   }
 }
 

@@ -47,14 +47,16 @@ GraphAttribution AttributeGraphReplays(const std::vector<CapturedNode>& chain,
   for (const CapturedNode& n : chain) {
     if (n.kind != CapturedNode::Kind::kOther) expected.push_back(&n);
   }
-  // Replays by their launch-time range (one per step).
-  std::map<std::string, std::vector<proto::Activity*>> replays;
+  // Replays by their launch-time range (one per step) and stream (ranks sharing a GPU
+  // replay their own graphs on their own streams).
+  std::map<std::pair<std::string, uint64_t>, std::vector<proto::Activity*>> replays;
   for (proto::Activity& a : *trace->mutable_activities()) {
     if (a.device_id() != device || KindOf(a) == CapturedNode::Kind::kOther) continue;
-    if (EndsWithGraph(a.nvtx_path())) replays[a.nvtx_path()].push_back(&a);
+    if (EndsWithGraph(a.nvtx_path())) replays[{a.nvtx_path(), a.stream_id()}].push_back(&a);
   }
   GraphAttribution out;
-  for (auto& [path, records] : replays) {
+  for (auto& [key, records] : replays) {
+    const std::string& path = key.first;
     ++out.replays;
     if (records.size() != expected.size()) {
       out.unmatched.push_back(absl::StrCat(path, ": ", records.size(), " records, ",

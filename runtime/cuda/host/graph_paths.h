@@ -30,7 +30,7 @@ struct CapturedNode {
 };
 
 struct GraphAttribution {
-  int replays = 0;       // groups of records under ".../graph" on the device
+  int replays = 0;       // groups of records under ".../graph" on the device (per stream)
   int attributed = 0;    // replays whose records were matched and re-pathed
   std::vector<std::string> unmatched;  // one reason per replay left as it was
 };

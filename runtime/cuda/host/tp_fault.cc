@@ -35,9 +35,44 @@ absl::StatusOr<TpFault> ParseTpFault(const std::string& spec, int tp) {
   return f;
 }
 
-absl::StatusOr<TpFault> TpFaultFromEnv(int tp) {
-  const char* v = std::getenv("QPROF_TP_FAULT");
-  return ParseTpFault(v == nullptr ? "" : v, tp);
+absl::StatusOr<TpEnvironment> ReadTpEnvironment(
+    const std::function<const char*(const char*)>& getenv, int tp) {
+  TpEnvironment env;
+  if (const char* v = getenv("QPROF_TP_DEVICES"); v != nullptr && v[0] != '\0') {
+    for (absl::string_view part : absl::StrSplit(v, ',')) {
+      int d = -1;
+      if (!absl::SimpleAtoi(part, &d) || d < 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("QPROF_TP_DEVICES='", v, "': a comma list of GPU numbers"));
+      }
+      env.devices.push_back(d);
+    }
+    if (static_cast<int>(env.devices.size()) != tp) {
+      return absl::InvalidArgumentError(absl::StrCat("QPROF_TP_DEVICES='", v, "' names ",
+                                                     env.devices.size(), " GPUs for --tp ", tp));
+    }
+  }
+  if (const char* v = getenv("QPROF_TP_ALLREDUCE"); v != nullptr && v[0] != '\0') {
+    const std::string s = v;
+    if (s != "host" && s != "nccl") {
+      return absl::InvalidArgumentError(
+          absl::StrCat("QPROF_TP_ALLREDUCE='", s, "': host or nccl"));
+    }
+    env.host_all_reduce = s == "host";
+  }
+  if (const char* v = getenv("QPROF_TP_TIMEOUT_S"); v != nullptr && v[0] != '\0') {
+    double secs = 0;
+    if (!absl::SimpleAtod(v, &secs) || secs <= 0 || secs > 86400) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("QPROF_TP_TIMEOUT_S='", v, "': seconds, > 0"));
+    }
+    env.timeout_ms = static_cast<int>(secs * 1000);
+  }
+  const char* f = getenv("QPROF_TP_FAULT");
+  auto fault = ParseTpFault(f == nullptr ? "" : f, tp);
+  if (!fault.ok()) return fault.status();
+  env.fault = *fault;
+  return env;
 }
 
 }  // namespace qprof::runtime

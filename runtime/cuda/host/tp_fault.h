@@ -12,7 +12,9 @@
 #ifndef QPROF_RUNTIME_CUDA_HOST_TP_FAULT_H_
 #define QPROF_RUNTIME_CUDA_HOST_TP_FAULT_H_
 
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 
@@ -34,8 +36,23 @@ struct TpFault {
 // a rank outside [0, tp).
 absl::StatusOr<TpFault> ParseTpFault(const std::string& spec, int tp);
 
-// ParseTpFault(getenv("QPROF_TP_FAULT")), no fault when unset.
-absl::StatusOr<TpFault> TpFaultFromEnv(int tp);
+// The diagnostic switches of a tensor-parallel run, from the environment:
+//   QPROF_TP_DEVICES=0,0     rank r runs on the r-th listed GPU (default 0..tp-1); two ranks
+//                            on one GPU need QPROF_TP_ALLREDUCE=host (NCCL refuses them)
+//   QPROF_TP_ALLREDUCE=host  sum over ranks through the host (runtime/cuda/host_all_reduce.h)
+//                            instead of NCCL: checks the tensor-parallel path on one GPU
+//   QPROF_TP_TIMEOUT_S=60    a step not finished on every rank by then is abandoned
+//   QPROF_TP_FAULT=R:S:KIND  the fault switch above
+struct TpEnvironment {
+  std::vector<int> devices;  // empty: 0..tp-1
+  bool host_all_reduce = false;
+  int timeout_ms = 60000;
+  TpFault fault;
+};
+
+// `getenv` reads a variable (nullptr when unset); InvalidArgument naming the variable.
+absl::StatusOr<TpEnvironment> ReadTpEnvironment(
+    const std::function<const char*(const char*)>& getenv, int tp);
 
 }  // namespace qprof::runtime
 
