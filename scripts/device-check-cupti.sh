@@ -1,78 +1,104 @@
 #!/usr/bin/env bash
 # CUPTI collector checks on a machine with an NVIDIA GPU. Called by scripts/device-check.sh
-# (engineer "cuda"'s script) after the build, or alone:
+# with what its budget has left, or alone:
 #   scripts/device-check-cupti.sh [BUILD_DIR]        (default: build)
 # Needs the targets qprof, qprof_inject, qprof_cupti_overhead, qprof_cupti_trace_check,
-# profiler_cupti_gpu_test,
-# and python3 with torch for the external-program part. Prints every figure it measures;
-# exits non-zero when a check fails. Checks that cannot run (no counter permission, no
-# torch) say SKIP with the reason instead of failing.
+# profiler_cupti_gpu_test, and python3 with torch for the external-program part.
+#
+# Budget: QPROF_CUPTI_BUDGET_S (default 85 s) is the whole script's time. Sections run
+# cheapest and most telling first, each with a timeout of min(its cap, what is left), and
+# a section that no longer fits is SKIPPED and listed. Every section prints PASS, FAIL or
+# SKIP as soon as it ends; if the caller's timeout kills the script anyway, the TERM trap
+# prints the sections done so far. Checks that cannot run here (no counter permission, no
+# torch) say SKIP with the reason instead of failing. Exit status: 1 when a section failed.
 set -u
 BUILD=${1:-build}
 OUT=${QPROF_CHECK_OUT:-/tmp/qprof-cupti-check}
+BUDGET=${QPROF_CUPTI_BUDGET_S:-85}
 QPROF=$BUILD/cli/qprof
 CHECK=$BUILD/bench/qprof_cupti_trace_check
 HERE=$(cd "$(dirname "$0")" && pwd)
+START=$(date +%s)
 FAIL=0
+DONE=()
 rm -rf "$OUT" && mkdir -p "$OUT"
-section() { printf '\n== %s\n' "$*"; }
-fail() { echo "FAIL: $*"; FAIL=1; }
+left() { echo $(( BUDGET - ($(date +%s) - START) )); }
+report() {
+  printf '\n== device-check-cupti: %s after %ss of %ss\n' "$1" "$(( $(date +%s) - START ))" "$BUDGET"
+  for d in "${DONE[@]}"; do echo "  $d"; done
+}
+trap 'report "INCOMPLETE (killed)"; exit 2' TERM INT
 
-section "device and counter permission"
+# section NAME CAP_S MIN_S CMD...: runs CMD under timeout min(CAP, left); records the result.
+section() {
+  local name=$1 cap=$2 min=$3; shift 3
+  local l; l=$(left)
+  if [ "$l" -lt "$min" ]; then
+    echo "== $name: SKIP (budget: ${l}s left, needs ${min}s)"; DONE+=("SKIP  $name (budget)"); return 0
+  fi
+  [ "$cap" -gt "$l" ] && cap=$l
+  printf '\n== %s (timeout %ss)\n' "$name" "$cap"
+  local rc=0 t0; t0=$(date +%s)
+  if [ "$(type -t "$1")" = function ]; then
+    timeout --kill-after=3 "$cap" bash -c "$1" || rc=$?  # exported below
+  else
+    timeout --kill-after=3 "$cap" "$@" || rc=$?
+  fi
+  local took=$(( $(date +%s) - t0 ))
+  if [ "$rc" = 0 ]; then
+    echo "== $name: PASS (${took}s)"; DONE+=("PASS  $name (${took}s)")
+  else
+    echo "== $name: FAIL rc=$rc (${took}s)"; DONE+=("FAIL  $name rc=$rc (${took}s)"); FAIL=1
+  fi
+}
+
+printf '== device and counter permission\n'
 nvidia-smi -L 2>/dev/null || echo "nvidia-smi not available"
 grep -i RmProfilingAdminOnly /proc/driver/nvidia/params 2>/dev/null ||
   echo "RmProfilingAdminOnly: unknown (no /proc/driver/nvidia/params)"
 echo "uid $(id -u)"
 
-section "collector GPU tests (kernels, NVTX paths, CUDA-graph kernels, metrics pass)"
-timeout 120 "$BUILD/tests/profiler_cupti/profiler_cupti_gpu_test" || fail "profiler_cupti_gpu_test"
+section "collector GPU tests (kernels, NVTX paths, CUDA-graph kernels, metrics pass)" 40 10 \
+  "$BUILD/tests/profiler_cupti/profiler_cupti_gpu_test" --gtest_brief=1
+section "collector overhead (batch 16) and record loss (20k kernels)" 30 10 \
+  "$BUILD/bench/qprof_cupti_overhead" --batch 16 --steps 10 --kernels 20000
 
-section "collector overhead (batch 16) and record loss (100k kernels)"
-timeout 240 "$BUILD/bench/qprof_cupti_overhead" --batch 16 --steps 40 --kernels 100000 ||
-  fail "qprof_cupti_overhead (targets: overhead <= 3%, 0 dropped)"
-
-if python3 -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" 2>/dev/null; then
-  section "qprof record (trace mode): torch bf16 matmul + elementwise loops"
-  timeout 180 "$QPROF" record --out "$OUT/torch" -- python3 "$HERE/cupti_workloads/torch_loops.py" ||
-    fail "qprof record (trace)"
+record_trace() {
+  "$QPROF" record --out "$OUT/torch" -- python3 "$HERE/cupti_workloads/torch_loops.py" || return 1
   "$CHECK" "$OUT"/torch/qprof-*.qtrace | tee "$OUT/torch.txt" || true
-  grep -q "bench/matmul" "$OUT/torch.txt" || fail "no kernel attributed to NVTX bench/matmul"
-  grep -q "bench/elementwise" "$OUT/torch.txt" || fail "no kernel attributed to NVTX bench/elementwise"
-
-  section "qprof record --metrics: tensor-pipe of the bf16 GEMM vs the elementwise kernel"
-  timeout 300 "$QPROF" record --metrics --out "$OUT/torch-metrics" -- \
-    python3 "$HERE/cupti_workloads/torch_loops.py" || fail "qprof record --metrics"
+  grep -q "bench/matmul" "$OUT/torch.txt" || { echo "no kernel attributed to NVTX bench/matmul"; return 1; }
+  grep -q "bench/elementwise" "$OUT/torch.txt" || { echo "no kernel attributed to NVTX bench/elementwise"; return 1; }
+}
+record_metrics() {
+  "$QPROF" record --metrics --out "$OUT/torch-metrics" -- \
+    python3 "$HERE/cupti_workloads/torch_loops.py" || return 1
   "$CHECK" "$OUT"/torch-metrics/qprof-[0-9]*[0-9].qtrace > "$OUT/torch-metrics.txt" 2>&1
   if grep -q "metrics measured" "$OUT/torch-metrics.txt"; then
     "$CHECK" "$OUT"/torch-metrics/qprof-[0-9]*[0-9].qtrace \
-      --expect-tensor 'nvjet|gemm|xmma|cutlass|sm90=40' \
-      --expect-simt 'elementwise=1' || fail "tensor-pipe expectations"
+      --expect-tensor 'nvjet|gemm|xmma|cutlass|sm90=40' --expect-simt 'elementwise=1'
   else
     cat "$OUT/torch-metrics.txt"
     echo "SKIP: metrics not measured here (reason above: counter permission?)"
   fi
+}
+export QPROF CHECK OUT HERE
+export -f record_trace record_metrics
+if python3 -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" 2>/dev/null; then
+  section "qprof record (trace mode): torch bf16 matmul + elementwise loops" 45 20 record_trace
+  section "qprof record --metrics: tensor-pipe of the bf16 GEMM vs the elementwise kernel" 60 30 record_metrics
 else
-  section "qprof record: SKIP (python3 with CUDA torch not available)"
+  echo "== qprof record: SKIP (python3 with CUDA torch not available)"; DONE+=("SKIP  qprof record (no torch)")
 fi
 
-section "qprof run --backend cuda, both formats, trace and metrics mode"
-if "$QPROF" run --help 2>&1 | grep -q "cuda"; then
-  METRICS_FLAG=""
-  "$QPROF" run --help 2>&1 | grep -q -- "--metrics" && METRICS_FLAG="--metrics"
+run_traces() {
   for fmt in mxfp4 nvfp4; do
-    for mode in trace metrics; do
-      [ "$mode" = metrics ] && [ -z "$METRICS_FLAG" ] && { echo "SKIP: qprof run has no --metrics"; continue; }
-      dir="$OUT/run-$fmt-$mode"
-      extra=""; [ "$mode" = metrics ] && extra="$METRICS_FLAG"
-      timeout 240 "$QPROF" run --backend cuda --model tiny --format "$fmt" --batch 16 --steps 4 \
-        $extra --out "$dir" || { fail "qprof run --backend cuda --format $fmt ($mode)"; continue; }
-      "$CHECK" "$dir"/*.qtrace || true
-    done
+    "$QPROF" run --backend cuda --model tiny --format "$fmt" --batch 16 --steps 4 \
+      --out "$OUT/run-$fmt" || return 1
+    "$CHECK" "$OUT/run-$fmt"/*.qtrace || true
   done
-else
-  echo "SKIP: this qprof run has no CUDA backend yet"
-fi
+}
+export -f run_traces
+section "qprof run --backend cuda, both formats (trace mode)" 30 10 run_traces
 
-section "result"
-if [ "$FAIL" = 0 ]; then echo "device-check-cupti: PASS"; else echo "device-check-cupti: FAIL"; fi
+if [ "$FAIL" = 0 ]; then report PASS; else report FAIL; fi
 exit "$FAIL"
