@@ -124,7 +124,8 @@ if [ "$mode" = prepare ]; then
   chmod -R u+rwX,go+rX "$dist"
   {
     echo "built from: ${from_build} ($(git -C "$root" rev-parse --short HEAD 2>/dev/null)$(git -C "$root" diff --quiet 2>/dev/null || echo ', uncommitted changes'))"
-    cuobjdump=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
+    cuobjdump=$(command -v cuobjdump || ls /usr/local/cuda/bin/cuobjdump \
+      "$(python3 -c 'import nvidia, os; print(os.path.dirname(nvidia.__path__[0]))' 2>/dev/null)"/nvidia/cu13/bin/cuobjdump 2>/dev/null | head -1 || true)
     echo "GPU code in cli/qprof: $("$cuobjdump" --list-elf "$dist/cli/qprof" 2>/dev/null | grep -o 'sm_[0-9]*a*' | sort -u | tr '\n' ' ')"
     echo "highest symbol versions needed: $(for f in "${gpu_files[@]}" lib/*; do objdump -T "$dist/$f" 2>/dev/null; done | grep -oE 'GLIBC_[0-9.]+|GLIBCXX_[0-9.]+' | sort -V -u | awk -F_ '{v[$1]=$0} END {print v["GLIBC"], v["GLIBCXX"]}')"
     (cd "$dist" && find . -type f | sort | xargs sha256sum)
