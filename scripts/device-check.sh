@@ -234,6 +234,7 @@ for f in "${gpu_files[@]}"; do
 done
 echo "== library check ($([ "$mode" = dry-run ] && echo "simulated device: no ld.so cache, only $bd/lib" || echo "ldd on this machine"))" | tee -a "$env_txt"
 : > "$work/libcheck.txt"
+carried=$(realpath "$bd/lib")
 for f in "${gpu_files[@]}"; do
   [ -f "$bd/$f" ] || continue
   if [ "$mode" = dry-run ]; then
@@ -244,13 +245,22 @@ for f in "${gpu_files[@]}"; do
   # Fails: anything not found (but the driver's libcuda.so.1 on a machine without a
   # driver, i.e. here), a symbol version not found, and in a dry run anything resolved
   # outside the carried folder that is not a base library (absent on a bare device).
-  bad=$(echo "$listing" | awk -v lib="$bd/lib/" -v base="$base_libs" -v dry="$mode" '
-    /version .* not found/ { print $0; next }
+  bad=$(echo "$listing" | awk -v base="$base_libs" -v dry="$mode" '
+    /version .* not found/ { print "VERSION " $0; next }
     /=>/ { name=$1; path=$3
            if (name == "libcuda.so.1" && dry == "dry-run") next
-           if (path == "not") { print name " => not found"; next }
+           if (path == "not") { print "MISSING " name; next }
            if (name ~ base) next
-           if (dry == "dry-run" && index(path, lib) != 1) print name " => " path " (not carried)" }')
+           print "PATH " name " " path }' |
+    while read -r kind a b; do
+      case "$kind" in
+        VERSION) echo "$a $b" ;;
+        MISSING) echo "$a => not found" ;;
+        PATH) if [ "$mode" = dry-run ] && [ "$(dirname "$(realpath "$b")")" != "$carried" ]; then
+                echo "$a => $b (not carried)"
+              fi ;;
+      esac
+    done)
   if [ -n "$bad" ]; then { echo "  $f:"; echo "$bad" | sed 's/^/    /'; } >> "$work/libcheck.txt"; fi
 done
 cat "$work/libcheck.txt" | tee -a "$env_txt"
@@ -262,6 +272,7 @@ else
   echo "library check: PASS ($(ls "$bd/lib" | wc -l) carried libraries; libcuda.so.1 is the device driver's)" | tee -a "$env_txt"
 fi
 # Every binary starts (a mode that touches no GPU), with the carried libraries only.
+startfail=0
 for f in "${gpu_files[@]}"; do
   [ -f "$bd/$f" ] && [[ "$f" != *.so ]] || continue
   case "$f" in
@@ -277,10 +288,10 @@ for f in "${gpu_files[@]}"; do
   fi
   rc=$?
   if [ "$rc" -gt 2 ] || grep -q "error while loading" "$work/start.err"; then
-    echo "  does not start: $f (rc $rc): $(head -1 "$work/start.err")"; stop=1
+    echo "  does not start: $f (rc $rc): $(head -1 "$work/start.err")"; startfail=1
   fi
 done
-[ "$stop" = 0 ] && echo "binaries start: PASS" || echo "binaries start: FAIL (above)"
+if [ "$startfail" = 0 ]; then echo "binaries start: PASS"; else echo "binaries start: FAIL (above)"; stop=1; fi
 if [ "$mode" = device ]; then
   if ! nvidia-smi --query-gpu=name,memory.total,driver_version,compute_cap --format=csv,noheader | tee -a "$env_txt"; then
     echo "device-check: STOP: nvidia-smi sees no GPU"; exit 3
