@@ -119,7 +119,7 @@ absl::Status TpRanks::CreateDecoders(const CudaDecoderOptions& options) {
     QPROF_CUDA_RETURN_IF_ERROR(cudaSetDevice(devices_[r]));
     ASSIGN_OR_RETURN(decoders_[r], CudaDecoder::Create(slices_[r], opts[r]));
     return absl::OkStatus();
-  }));
+  }, std::chrono::minutes(30)));  // uploads and caches, not a step: no step timeout
   const int64_t t1 = NowNs();
   caches_ns_ = 0;
   for (const auto& d : decoders_) caches_ns_ = std::max(caches_ns_, d->caches_ns());

@@ -48,6 +48,7 @@ struct RankGroup::State {
   std::atomic<bool> failed{false};   // this Run: some rank failed
   std::atomic<int> failed_rank{-1};
   std::atomic<int64_t> deadline_ns{0};
+  std::chrono::milliseconds limit{0};  // of the Run in progress (written before the workers start)
   std::atomic<bool> aborted{false};  // some communicator was aborted (ever)
   std::atomic<bool> wedged{false};
   absl::Status abort_cause;  // the failure that aborted the group (guarded by mu)
@@ -91,7 +92,7 @@ absl::Status WaiterImpl::Poll() {
   }
   if (NowNs() > s_->deadline_ns.load(std::memory_order_relaxed)) {
     return absl::DeadlineExceededError(absl::StrCat(
-        "did not finish within ", Seconds(s_->options.step_timeout),
+        "did not finish within ", Seconds(s_->limit),
         " (a collective waiting for a peer that never arrived, or a hung kernel)"));
   }
   return absl::OkStatus();
@@ -172,8 +173,11 @@ void RankGroup::SetHooks(int rank, RankHooks hooks) { state_->hooks[rank] = std:
 bool RankGroup::aborted() const { return state_->aborted.load(std::memory_order_acquire); }
 bool RankGroup::wedged() const { return state_->wedged.load(std::memory_order_acquire); }
 
-absl::Status RankGroup::Run(const std::string& what, const Work& work) {
+absl::Status RankGroup::Run(const std::string& what, const Work& work,
+                            std::chrono::milliseconds timeout) {
   State& s = *state_;
+  const std::chrono::milliseconds limit =
+      timeout.count() > 0 ? timeout : s.options.step_timeout;
   {
     std::lock_guard<std::mutex> lock(s.mu);
     if (s.wedged.load() || s.aborted.load()) {
@@ -187,13 +191,13 @@ absl::Status RankGroup::Run(const std::string& what, const Work& work) {
     s.first_failure = absl::OkStatus();
     s.failed.store(false);
     s.failed_rank.store(-1);
-    s.deadline_ns.store(NowNs() + std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                      s.options.step_timeout)
-                                      .count());
+    s.deadline_ns.store(NowNs() +
+                        std::chrono::duration_cast<std::chrono::nanoseconds>(limit).count());
+    s.limit = limit;
     ++s.generation;
   }
   s.work_cv.notify_all();
-  const auto give_up = Clock::now() + s.options.step_timeout + s.options.wedge_grace;
+  const auto give_up = Clock::now() + limit + s.options.wedge_grace;
   std::unique_lock<std::mutex> lock(s.mu);
   const bool all = s.done_cv.wait_until(lock, give_up, [&] { return s.done == s.n; });
   if (!all) {
@@ -201,7 +205,7 @@ absl::Status RankGroup::Run(const std::string& what, const Work& work) {
     s.abort_rank = -1;
     s.abort_cause = absl::DeadlineExceededError(absl::StrCat(
         what, ": ", s.n - s.done, " rank(s) did not return within ",
-        Seconds(s.options.step_timeout + s.options.wedge_grace)));
+        Seconds(limit + s.options.wedge_grace)));
     return absl::DeadlineExceededError(absl::StrCat(
         "tensor parallel: ", s.abort_cause.message(),
         " (stuck in a host call that never polls); this run cannot continue"));

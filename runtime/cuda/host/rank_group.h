@@ -80,8 +80,10 @@ class RankGroup {
   // rank returned OK. Otherwise the first failure, prefixed "tp rank R: " (a rank that
   // gave up because of another rank's failure is not the first failure), and every rank
   // has aborted its communicator on its own thread. `what` names the work in errors
-  // ("step 3").
-  absl::Status Run(const std::string& what, const Work& work);
+  // ("step 3"). `timeout` > 0 replaces options.step_timeout for this work (the setup
+  // uploads weights, far longer than a step).
+  absl::Status Run(const std::string& what, const Work& work,
+                   std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
 
   bool aborted() const;  // some rank aborted: no collective can run again
   bool wedged() const;   // a worker never came back: it is detached at destruction
