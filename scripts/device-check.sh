@@ -307,7 +307,7 @@ fi
 # 2. Cheap checks first. Caps (seconds) sum to 360 up to the v4-flash runs; the CUPTI
 # checks get what the earlier steps left.
 run_args=(run --backend cuda)
-step smoke_tiny_check 20 10 "$qprof" "${run_args[@]}" --model tiny --format both --batch 4 --steps 6 --check --out "$work/runs/smoke"
+step smoke_tiny_check 20 10 bash -o pipefail -c "'$qprof' ${run_args[*]} --model tiny --format both --batch 4 --steps 6 --check --out '$work/runs/smoke' | tee '$work/smoke.txt'"
 for t in tests/runtime_cuda/cuda_step_kernels_test:10 tests/kernels_cuda/kernels_cuda_test:35 \
          tests/formats/cuda/formats_codecs_cuda_test:10 tests/runtime_cuda/cuda_backend_test:40 \
          tests/runtime_cuda/cuda_tp_test:25; do
@@ -356,8 +356,16 @@ fi
       g=$(grep -A30 "^$fmt:" "$work/small-graph.txt" 2>/dev/null | grep -m1 digest | awk '{print $NF}')
       if [ -n "$e" ] && [ "$e" = "$g" ]; then echo "  $fmt: IDENTICAL ($e)"; else echo "  $fmt: DIFFER eager=${e:-?} graph=${g:-?}"; fi
     done
+    echo "== GPU tests (gtest XML: counts, first failures)"
+    for x in "$work"/tests/*.xml; do
+      [ -f "$x" ] || continue
+      printf '  %-28s %s\n' "$(basename "$x" .xml)" \
+        "$(grep -m1 -oE 'tests="[0-9]+" failures="[0-9]+"' "$x")"
+      grep -oE '<failure message="[^"]{0,200}' "$x" | sed 's/<failure message="/    FAILURE: /' | head -5
+    done
     echo "== decode runs (qprof run --backend cuda; tokens/s over steady-state steps, GPU measured)"
-    cat "$work"/small-*.txt "$work"/v4-*.txt 2>/dev/null | grep -E 'tokens/s|setup [0-9]|check vs|^nvfp4 / mxfp4' | sed 's/^/  /'
+    cat "$work"/smoke.txt "$work"/small-*.txt "$work"/v4-*.txt 2>/dev/null |
+      grep -E 'tokens/s|setup [0-9]|check vs|^nvfp4 / mxfp4' | sed 's/^/  /'
     echo "== kernel table (bench/kernel_bench.cc)"
     if [ -s "$work/bench.txt" ]; then cat "$work/bench.txt"; else echo "(no bench results)"; fi
   fi
