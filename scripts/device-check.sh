@@ -359,8 +359,8 @@ fi
     echo "== GPU tests (gtest XML: counts, first failures)"
     for x in "$work"/tests/*.xml; do
       [ -f "$x" ] || continue
-      printf '  %-28s %s\n' "$(basename "$x" .xml)" \
-        "$(grep -m1 -oE 'tests="[0-9]+" failures="[0-9]+"' "$x")"
+      printf '  %-28s %s skipped="%s"\n' "$(basename "$x" .xml)" \
+        "$(grep -m1 -oE 'tests="[0-9]+" failures="[0-9]+"' "$x")" "$(grep -c '<skipped' "$x")"
       grep -oE '<failure message="[^"]{0,200}' "$x" | sed 's/<failure message="/    FAILURE: /' | head -5
     done
     echo "== decode runs (qprof run --backend cuda; tokens/s over steady-state steps, GPU measured)"
