@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "kernels/common/router_math.h"
 #include "kernels/common/thread_pool.h"
 #include "kernels/common/vec.h"
 
@@ -169,20 +170,19 @@ absl::Status RouterTopkCpu(const RouterTopkParams& p) {
   for (int t = 0; t < p.tokens; ++t) {
     const float* lg = p.logits + int64_t{t} * p.experts;
     for (int e = 0; e < p.experts; ++e) {
-      score[e] = 1.0f / (1.0f + std::exp(-lg[e]));  // sigmoid
-      key[e] = score[e] + (p.bias ? p.bias[e] : 0.0f);
+      score[e] = RouterScore(lg[e]);  // sigmoid; NaN counts as -inf (router_math.h)
+      key[e] = RouterKey(lg[e], p.bias ? p.bias[e] : 0.0f);
       order[e] = e;
     }
-    // Highest key first; ties to the lower expert index.
-    std::partial_sort(order.begin(), order.begin() + p.topk, order.end(), [&](int a, int b) {
-      return key[a] > key[b] || (key[a] == key[b] && a < b);
-    });
+    // Highest key first; ties to the lower expert index (keys are never NaN).
+    std::partial_sort(order.begin(), order.begin() + p.topk, order.end(),
+                      [&](int a, int b) { return RouterBetter(key[a], a, key[b], b); });
     float sum = 0;
     for (int j = 0; j < p.topk; ++j) sum += score[order[j]];
     for (int j = 0; j < p.topk; ++j) {
       p.topk_ids[t * p.topk + j] = order[j];
       // renormalise over the chosen experts, then scale
-      p.topk_weights[t * p.topk + j] = score[order[j]] / sum * p.route_scale;
+      p.topk_weights[t * p.topk + j] = RouterWeight(score[order[j]], sum, p.route_scale);
     }
   }
   return absl::OkStatus();

@@ -6,6 +6,7 @@
 
 #include "base/status_macros.h"
 #include "kernels/formats/format_internal.h"
+#include "kernels/formats/fp4_blocks.h"
 #include "kernels/formats/fp4_codecs.h"
 
 namespace qprof::fp4 {
@@ -25,24 +26,11 @@ inline uint32_t AbsMaxBits(const float* v) {
 }
 
 inline uint8_t ScaleCodeFromAmaxBits(uint32_t amax_bits) {
-  if (amax_bits == 0) return 0;  // all-zero block: 2^-127 and zero elements
-  // floor(log2(amax)) is the unbiased exponent for normal amax; an fp32 subnormal amax is
-  // below 2^-126, so its shared exponent clamps to -127 whatever its exact log2.
-  const int e = static_cast<int>(amax_bits >> 23) - 127;
-  const int shared_exp = std::clamp(e - 2, -127, 127);  // 2 = emax of E2M1
-  return static_cast<uint8_t>(shared_exp + 127);
+  return Mxfp4ScaleCodeFromAmaxBits(amax_bits);
 }
 
-// Encodes 32 finite values with the block's shared exponent. v / 2^shared_exp is computed
-// as v * 2^-shared_exp: both are exact powers of two (shared_exp <= 125 since amax is
-// finite), so the product is the same correctly rounded value as the quotient.
 inline void EncodeBlock(const float* v, uint8_t scale_code, uint8_t* packed16) {
-  const int shared_exp = static_cast<int>(scale_code) - 127;
-  const float inv = internal::BitsToFloat(static_cast<uint32_t>(127 - shared_exp) << 23);
-  for (int i = 0; i < kBlock / 2; ++i) {
-    packed16[i] = static_cast<uint8_t>(FloatToE2M1(v[2 * i] * inv) |
-                                       (FloatToE2M1(v[2 * i + 1] * inv) << 4));
-  }
+  Mxfp4EncodeBlock(v, scale_code, packed16);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "base/status_macros.h"
 #include "kernels/formats/format_internal.h"
+#include "kernels/formats/fp4_blocks.h"
 #include "kernels/formats/fp4_codecs.h"
 
 namespace qprof::fp4 {
@@ -15,10 +16,7 @@ namespace {
 using internal::FloatBits;
 
 constexpr int kBlock = kNvfp4BlockSize;
-constexpr float kE4M3Max = 448.0f;
 constexpr float kE2M1Max = 6.0f;
-constexpr float kMinBlockScale = 0.001953125f;  // 2^-9, the smallest E4M3 subnormal
-constexpr uint8_t kE4M3One = 0x38;              // 1.0: the scale of an all-zero block
 
 inline uint32_t AbsMaxBits(const float* v, int64_t n) {
   uint32_t m = 0;
@@ -26,41 +24,16 @@ inline uint32_t AbsMaxBits(const float* v, int64_t n) {
   return m;
 }
 
-// One block of finite values. `six_scale2` = 6 * weight_scale_2 rounded to fp32 once.
+// One block of finite values (kernels/formats/fp4_blocks.h, shared with the CUDA
+// activation quantizer). `six_scale2` = 6 * weight_scale_2 rounded to fp32 once.
 inline uint8_t EncodeBlock(const float* v, uint32_t amax_bits, float scale2, float six_scale2,
                            uint8_t* packed8) {
-  uint8_t code = kE4M3One;
-  if (amax_bits != 0) {
-    const float amax = internal::BitsToFloat(amax_bits);
-    code = FloatToE4M3(std::max(amax / six_scale2, kMinBlockScale));
-  }
-  // float(block_scale) * weight_scale_2 in fp32, then one fp32 division per element
-  // (ModelOpt's reference order; a reciprocal-multiply would round differently).
-  const float denom = E4M3ToFloat(code) * scale2;
-  uint8_t codes[kBlock];
-  if (denom > 0.0f) {
-    for (int i = 0; i < kBlock; ++i) codes[i] = FloatToE2M1(v[i] / denom);
-  } else {
-    // Only when scale2 is a tiny subnormal and the product underflows: the values are then
-    // themselves ~1e-40, and w / 0 = +-Inf saturates to +-6 while 0 stays 0.
-    for (int i = 0; i < kBlock; ++i) {
-      codes[i] = v[i] == 0.0f ? FloatToE2M1(v[i]) : FloatToE2M1(v[i] / denom);
-    }
-  }
-  for (int i = 0; i < kBlock / 2; ++i) {
-    packed8[i] = static_cast<uint8_t>(codes[2 * i] | (codes[2 * i + 1] << 4));
-  }
-  return code;
+  return Nvfp4EncodeBlock(v, amax_bits, scale2, six_scale2, packed8);
 }
 
 }  // namespace
 
-float Nvfp4Scale2ForAmax(float amax) {
-  if (!(amax > 0.0f)) return 1.0f;  // all-zero tensor
-  const float s = amax / (kE2M1Max * kE4M3Max);  // 6 * 448 = 2688, exact in fp32
-  // amax < ~3.8e-42 would give 0 and a division by zero later; use the smallest subnormal.
-  return s > 0.0f ? s : std::numeric_limits<float>::denorm_min();
-}
+float Nvfp4Scale2ForAmax(float amax) { return Nvfp4Scale2FromAmax(amax); }
 
 uint8_t QuantizeNvfp4Block(const float* v, float scale2, uint8_t* packed8) {
   return EncodeBlock(v, AbsMaxBits(v, kBlock), scale2, kE2M1Max * scale2, packed8);

@@ -69,6 +69,14 @@ struct MoeParams {
   // Scratch: the SwiGLU output of every slot. Null: the kernel allocates its own.
   float* slot_hidden = nullptr;      // [tokens * topk, inter]
 
+  // The slot_out contract, obeyed by every path (CPU paths keep it in a local buffer, CUDA
+  // paths in their workspace): slot_out[s, n] = (W2[e_s] h_s)[n] for slot s = t*topk + j,
+  // the expert's output WITHOUT the routing weight (NVFP4: weight_scale_2 applied, the
+  // FP4 scales folded in). The one combine (MoeCombineSlots, kernels/moe/slot_out.h) then
+  // adds out[t, n] += sum_j topk_weights[s] * slot_out[s, n] over slots with id >= 0, so
+  // the routing weight is applied exactly once. Rows of skipped slots (id < 0) are never
+  // read and may hold anything.
+
   // CPU worker pool (kernels/common/thread_pool.h); null = the calling thread only.
   // Ignored by CUDA.
   ThreadPool* pool = nullptr;

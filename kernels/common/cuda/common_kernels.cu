@@ -6,6 +6,8 @@
 #include "kernels/common/cuda/common_cuda.h"
 #include "kernels/common/cuda/cuda_status.h"
 #include "kernels/common/cuda/device_helpers.cuh"
+#include "kernels/common/cuda/gemm_lanes.h"
+#include "kernels/common/router_math.h"
 
 using namespace qprof::kernels::cuda;
 
@@ -61,50 +63,47 @@ extern "C" __global__ void __launch_bounds__(128)
 }
 
 // y[m, n] (+)= sum_k W[n, k] x[m, k] on tensor cores: mma.sync m16n8k16 BF16, FP32
-// accumulation. Weights are the MMA's A (16 output features per warp), the tokens its n = 8
-// columns (kGemmNt tiles per pass), as in the W4A16 MoE kernel. In each 32-wide K chunk lane
-// (g, t) loads 16 contiguous bytes (k = 8t .. 8t+7) of rows g and g+8; K16 step s uses
-// physical k 8t+4s .. +3 as logical (2t, 2t+1 | 2t+8, 2t+9), and B is loaded with the same
-// k mapping straight from the FP32 activations (rounded to BF16 in registers). Memory-bound
-// at decode sizes: weights stream once per pass of 16 tokens.
-inline constexpr int kGemmWarps = 4;
-inline constexpr int kGemmNt = 2;
+// accumulation; lane map and k order in gemm_lanes.h (shared with the CPU warp emulation).
+// Memory-bound at decode sizes: weights stream once per pass of 16 tokens.
 __device__ __forceinline__ void DenseGemmMmaBody(const float* __restrict__ x,
                                                  const uint16_t* __restrict__ w, float* y, int m,
                                                  int n, int k, int accumulate) {
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int g = lane >> 2, t = lane & 3;
-  const int r0 = (blockIdx.x * kGemmWarps + warp) * 16;
+  const int r0 = GemmFirstRow(blockIdx.x, warp);
   if (r0 >= n) return;
-  const int ra = min(r0 + g, n - 1), rb = min(r0 + 8 + g, n - 1);
-  const uint16_t* wa = w + static_cast<int64_t>(ra) * k + 8 * t;
-  const uint16_t* wb = w + static_cast<int64_t>(rb) * k + 8 * t;
+  const uint16_t* wr[2] = {w + static_cast<int64_t>(GemmRowClamped(r0, g, 0, n)) * k + GemmLaneK(t),
+                           w + static_cast<int64_t>(GemmRowClamped(r0, g, 1, n)) * k + GemmLaneK(t)};
   for (int m0 = 0; m0 < m; m0 += 8 * kGemmNt) {
     float acc[kGemmNt][4];
     const float* xr[kGemmNt];
 #pragma unroll
     for (int j = 0; j < kGemmNt; ++j) {
       acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.f;
-      xr[j] = x + static_cast<int64_t>(min(m0 + 8 * j + g, m - 1)) * k + 8 * t;
+      xr[j] = x + static_cast<int64_t>(GemmTokenClamped(m0, j, g, m)) * k + GemmLaneK(t);
     }
 #pragma unroll 2
-    for (int k0 = 0; k0 < k; k0 += 32) {
-      const uint4 va = LdgNc128(wa + k0);
-      const uint4 vb = LdgNc128(wb + k0);
-      float4 xv[kGemmNt][2];
+    for (int k0 = 0; k0 < k; k0 += kGemmChunkK) {
+      const uint4 va = LdgNc128(wr[0] + k0);
+      const uint4 vb = LdgNc128(wr[1] + k0);
+      const uint32_t wv[2][4] = {{va.x, va.y, va.z, va.w}, {vb.x, vb.y, vb.z, vb.w}};
+      float xv[kGemmNt][8];
 #pragma unroll
       for (int j = 0; j < kGemmNt; ++j) {
-        xv[j][0] = *reinterpret_cast<const float4*>(xr[j] + k0);
-        xv[j][1] = *reinterpret_cast<const float4*>(xr[j] + k0 + 4);
+        const float4 lo = *reinterpret_cast<const float4*>(xr[j] + k0);
+        const float4 hi = *reinterpret_cast<const float4*>(xr[j] + k0 + 4);
+        xv[j][0] = lo.x; xv[j][1] = lo.y; xv[j][2] = lo.z; xv[j][3] = lo.w;
+        xv[j][4] = hi.x; xv[j][5] = hi.y; xv[j][6] = hi.z; xv[j][7] = hi.w;
       }
 #pragma unroll
       for (int s = 0; s < 2; ++s) {
-        const uint32_t af[4] = {s ? va.z : va.x, s ? vb.z : vb.x, s ? va.w : va.y,
-                                s ? vb.w : vb.y};
+        uint32_t af[4];
+#pragma unroll
+        for (int r = 0; r < 4; ++r) af[r] = wv[GemmARegRow(r)][GemmARegWord(s, r)];
 #pragma unroll
         for (int j = 0; j < kGemmNt; ++j) {
-          const float4 v = xv[j][s];
-          MmaBf16m16n8k16(acc[j], af, PackBf16x2(v.x, v.y), PackBf16x2(v.z, v.w));
+          MmaBf16m16n8k16(acc[j], af, PackBf16x2(xv[j][GemmBElem(s, 0, 0)], xv[j][GemmBElem(s, 0, 1)]),
+                          PackBf16x2(xv[j][GemmBElem(s, 1, 0)], xv[j][GemmBElem(s, 1, 1)]));
         }
       }
     }
@@ -112,7 +111,7 @@ __device__ __forceinline__ void DenseGemmMmaBody(const float* __restrict__ x,
     for (int j = 0; j < kGemmNt; ++j) {
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        const int tok = m0 + 8 * j + 2 * t + h;
+        const int tok = GemmOutToken(m0, j, t, h);
         if (tok >= m) continue;
         float* yr = y + static_cast<int64_t>(tok) * n;
         if (r0 + g < n) yr[r0 + g] = accumulate ? yr[r0 + g] + acc[j][h] : acc[j][h];
@@ -155,11 +154,15 @@ extern "C" __global__ void __launch_bounds__(256)
 }
 
 // Warp per token. k rounds: each round every lane proposes its best remaining expert, the
-// warp reduces (key desc, index asc), the winner is marked taken.
+// warp reduces (key desc, index asc: RouterBetter), the winner is marked taken. The rule,
+// NaN included, is kernels/common/router_math.h (shared with RouterTopkCpu): keys are
+// never NaN and the first candidate always beats the (-inf, INT_MAX) start, so the
+// winner is always a valid, untaken expert.
 extern "C" __global__ void __launch_bounds__(128)
     qprof_moe_router_topk(const float* __restrict__ logits, const float* __restrict__ bias, int tokens,
                       int experts, int topk, float route_scale, int32_t* __restrict__ ids,
                       float* __restrict__ weights) {
+  using qprof::kernels::RouterBetter;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int t = blockIdx.x * 4 + warp;
   if (t >= tokens) return;
@@ -174,27 +177,27 @@ extern "C" __global__ void __launch_bounds__(128)
     int bi = 0x7fffffff;
     for (int e = lane; e < experts; e += 32) {
       if (taken[e]) continue;
-      const float s = 1.0f / (1.0f + expf(-lg[e]));
-      const float key = s + (bias ? bias[e] : 0.f);
-      if (key > best || (key == best && e < bi)) { best = key; bi = e; }
+      const float key = qprof::kernels::RouterKey(lg[e], bias ? bias[e] : 0.f);
+      if (RouterBetter(key, e, best, bi)) { best = key; bi = e; }
     }
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) {
       const float ob = __shfl_xor_sync(0xffffffffu, best, o);
       const int oi = __shfl_xor_sync(0xffffffffu, bi, o);
-      if (ob > best || (ob == best && oi < bi)) { best = ob; bi = oi; }
+      if (RouterBetter(ob, oi, best, bi)) { best = ob; bi = oi; }
     }
     if (lane == 0) {
       taken[bi] = 1;
       ids[t * topk + j] = bi;
-      const float s = 1.0f / (1.0f + expf(-lg[bi]));
+      const float s = qprof::kernels::RouterScore(lg[bi]);
       weights[t * topk + j] = s;
       sum += s;
     }
     __syncwarp();
   }
   if (lane == 0)
-    for (int j = 0; j < topk; ++j) weights[t * topk + j] = weights[t * topk + j] / sum * route_scale;
+    for (int j = 0; j < topk; ++j)
+      weights[t * topk + j] = qprof::kernels::RouterWeight(weights[t * topk + j], sum, route_scale);
 }
 
 extern "C" __global__ void __launch_bounds__(256)

@@ -1,6 +1,7 @@
 // Device-side building blocks shared by the qprof CUDA kernels: 16-byte read-only loads,
-// cp.async with zero fill, warp reductions, BF16 packing, the BF16 tensor-core MMA, and the
-// FP4 (E2M1) register decoders. Header-only; included by .cu files only.
+// cp.async with zero fill, warp reductions and the BF16 tensor-core MMA; BF16 packing and
+// the FP4 (E2M1) register decoders live in kernels/common/reg_ops.h (host-callable).
+// Header-only; included by .cu files only.
 //
 // FP4 decode by bit placement (no table): an E2M1 nibble `s e e m` is moved so that `e e m`
 // lands on the low exponent bits and the top mantissa bit of a 16-bit float:
@@ -16,6 +17,8 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <stdint.h>
+
+#include "kernels/common/reg_ops.h"
 
 namespace qprof::kernels::cuda {
 
@@ -52,18 +55,14 @@ __device__ __forceinline__ float WarpMax(float v) {
   return v;
 }
 
-__device__ __forceinline__ float Bf16BitsToFloat(uint16_t b) {
-  return __uint_as_float(static_cast<uint32_t>(b) << 16);
-}
-// Round-to-nearest-even FP32 -> BF16 bits (same rounding as kernels::FloatToBf16).
-__device__ __forceinline__ uint16_t FloatToBf16Bits(float f) {
-  return __bfloat16_as_ushort(__float2bfloat16_rn(f));
-}
-// Two floats -> packed bf16x2 (lo in the low half).
-__device__ __forceinline__ uint32_t PackBf16x2(float lo, float hi) {
-  __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-  return *reinterpret_cast<uint32_t*>(&v);
-}
+// Register helpers shared with host code (kernels/common/reg_ops.h: the CPU tests call the
+// same functions).
+using reg::BytePerm;
+using reg::Bf16BitsToFloat;
+using reg::DecodeE2M1Quad;
+using reg::FloatToBf16Bits;
+using reg::Hmul2Bf16;
+using reg::PackBf16x2;
 
 // D = A * B + D, m16n8k16, A row-major BF16 (4 regs), B col-major BF16 (2 regs), FP32 acc.
 // Fragment layout (g = lane / 4, t = lane % 4): a0 = A[g][2t..2t+1], a1 = A[g+8][2t..],
@@ -76,25 +75,6 @@ __device__ __forceinline__ void MmaBf16m16n8k16(float (&d)[4], const uint32_t (&
       "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
-// Decodes the 4 E2M1 nibbles of bytes 0..1 (w16 selects bytes 0,1 or 2,3 of `w`) into two
-// 16-bit pairs. Element order: nibbles n0..n3 of the two bytes (n0 = low nibble of byte 0).
-// out_even = (n0, n2), out_odd = (n1, n3)  [low half, high half].
-// kShift = 3 gives FP16 (value E2M1 * 2^-14); kShift = 6 gives BF16 (E2M1 * 2^-126).
-template <int kShift, int kByteSel>
-__device__ __forceinline__ void DecodeE2M1Quad(uint32_t w, uint32_t& out_even,
-                                               uint32_t& out_odd) {
-  // Spread byte (2*kByteSel) to bits 8..15 and byte (2*kByteSel+1) to bits 24..31: nibble
-  // n1 (resp. n3) now sits at bits 12..15 (28..31), n0 (n2) at 8..11 (24..27).
-  constexpr uint32_t kSel = kByteSel == 0 ? 0x1404u : 0x3424u;
-  const uint32_t x = __byte_perm(w, 0u, kSel);
-  constexpr uint32_t kSign = 0x80008000u;
-  constexpr uint32_t kMag = 0x70007000u >> kShift;
-  // (x & sign) | ((x >> shift) & mag), one LOP3 after the shift.
-  out_odd = (x & kSign) | ((x >> kShift) & kMag);
-  const uint32_t y = x << 4;
-  out_even = (y & kSign) | ((y >> kShift) & kMag);
 }
 
 }  // namespace qprof::kernels::cuda

@@ -3,6 +3,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "kernels/common/cuda/cuda_status.h"
+#include "kernels/common/cuda/smem_opt_in.h"
 #include "kernels/common/cuda/device_helpers.cuh"
 #include "kernels/mla/cuda/indexer.cuh"
 #include "kernels/mla/cuda/mla_cuda.h"
@@ -104,11 +105,12 @@ absl::Status LaunchIndexerTopk(const IndexerParams& p, cudaStream_t stream) {
                              stream>>>(p.q, p.head_weights, p.keys, p.seq_lens, p.index_heads,
                                        p.index_dim, p.kv_seq_stride, p.scores);
   RETURN_IF_CUDA_LAUNCH_ERROR("qprof_attn_indexer_score");
+  // The 48 KiB default covers static + dynamic shared memory (the kernel has ~150 B of
+  // its own), so the opt-in compares their sum, per device (kernels/common/per_device.h).
   const size_t smem = static_cast<size_t>(p.kv_seq_stride) * sizeof(float);
-  if (smem > 48 * 1024) {
-    QPROF_CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(
-        qprof_attn_indexer_topk, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-  }
+  static SmemOptInState* const topk_smem = new SmemOptInState();
+  RETURN_IF_ERROR_STATUS(
+      EnsureDynamicSmem(reinterpret_cast<const void*>(qprof_attn_indexer_topk), smem, *topk_smem));
   qprof_attn_indexer_topk<<<p.batch, 1024, smem, stream>>>(p.scores, p.seq_lens, p.kv_seq_stride,
                                                            p.index_topk, p.window, p.out_topk,
                                                            p.indices, p.counts);

@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "kernels/common/cuda/cuda_status.h"
+#include "kernels/common/cuda/smem_opt_in.h"
 #include "kernels/mla/cuda/mla_cuda.h"
 #include "kernels/mla/cuda/sparse_mla_mma.cuh"
 
@@ -20,14 +21,7 @@ namespace qprof::kernels::cuda {
 absl::Status CheckSparseMla(const SparseMlaParams& p, const char* k);
 
 int SparseMlaMmaSplits(const SparseMlaParams& p) {
-  static int sms = 0;
-  if (sms == 0) {
-    int dev = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
-      sms = 132;
-    }
-  }
+  const int sms = CurrentDeviceSmCount(132);  // per device, cached, thread-safe
   const int blocks = p.batch * ((p.heads + 15) / 16);
   const int tiles = (p.topk + kMmaTile - 1) / kMmaTile;
   // Aim for ~2 blocks per SM; keep >= 2 tiles per split (the cp.async double buffer).
@@ -51,14 +45,11 @@ absl::Status LaunchSparseMlaMma(const SparseMlaParams& p, void* workspace, size_
                                 cudaStream_t stream) {
   RETURN_IF_ERROR_STATUS(CheckSparseMla(p, "sparse_mla_mma"));
   // 95 KB of shared memory: above the 48 KB default, so opt in (every sm_90+ GPU has it).
-  // Once per process (the decoder's first, eager step), not inside a graph capture.
-  static bool attribute_set = false;
-  if (!attribute_set) {
-    QPROF_CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(qprof_attn_sparse_mla_mma,
-                                                    cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                    static_cast<int>(kMmaSmemBytes)));
-    attribute_set = true;
-  }
+  // The attribute is per device: once per device (with --tp N each rank's thread opts its
+  // own GPU in), thread-safe, on the decoder's first (eager) step, not inside a capture.
+  static SmemOptInState* const smem = new SmemOptInState();
+  RETURN_IF_ERROR_STATUS(EnsureDynamicSmem(reinterpret_cast<const void*>(qprof_attn_sparse_mla_mma),
+                                           kMmaSmemBytes, *smem));
   SparseMlaArgs a{p.q, p.kv, p.indices, p.out, p.lse, p.heads, p.topk, p.kv_seq_stride,
                   p.softmax_scale};
   const size_t need = SparseMlaMmaWorkspaceBytes(p);

@@ -25,13 +25,11 @@
 #include <stdint.h>
 
 #include "kernels/common/cuda/device_helpers.cuh"
+#include "kernels/mla/cuda/mla_mma_lanes.h"
 #include "kernels/mla/cuda/sparse_mla_simt.cuh"
 
 namespace qprof::kernels::cuda {
 
-inline constexpr int kMmaTile = 32;
-inline constexpr int kMmaRowBytes = kMlaDqk * 2 + 16;  // 1168
-inline constexpr int kMmaSsStride = kMmaTile + 1;
 inline constexpr size_t kMmaSmemBytes =
     16 * kMmaRowBytes + 2 * kMmaTile * kMmaRowBytes + 16 * kMmaSsStride * 4 + 2 * kMmaTile * 4;
 
@@ -93,22 +91,21 @@ __device__ __forceinline__ void SparseMlaMmaBody(const SparseMlaArgs& a) {
     const unsigned char* kt = kvb + buf * kMmaTile * kMmaRowBytes;
     // 2. S[16 heads][tokens 8w..8w+7]
     float sacc[4] = {0.f, 0.f, 0.f, 0.f};
-    const unsigned char* krow = kt + (8 * warp + g) * kMmaRowBytes;
+    const unsigned char* krow = kt + MlaQkBRow(warp, g) * kMmaRowBytes;
 #pragma unroll 6
     for (int s = 0; s < kMlaDqk / 16; ++s) {
-      const int off = (16 * s + 2 * t) * 2;
-      const uint32_t af[4] = {Lds32(qs + g * kMmaRowBytes + off), Lds32(qs + (g + 8) * kMmaRowBytes + off),
-                              Lds32(qs + g * kMmaRowBytes + off + 16),
-                              Lds32(qs + (g + 8) * kMmaRowBytes + off + 16)};
-      MmaBf16m16n8k16(sacc, af, Lds32(krow + off), Lds32(krow + off + 16));
+      uint32_t af[4];
+#pragma unroll
+      for (int r = 0; r < 4; ++r) af[r] = Lds32(qs + MlaQkARow(g, r) * kMmaRowBytes + MlaQkByte(s, t, r));
+      MmaBf16m16n8k16(sacc, af, Lds32(krow + MlaQkByte(s, t, 0)), Lds32(krow + MlaQkByte(s, t, 2)));
     }
     {
-      const int c = 8 * warp + 2 * t;
       const int* v = vld + buf * kMmaTile;
-      ss[g * kMmaSsStride + c] = v[c] ? sacc[0] * a.softmax_scale : -INFINITY;
-      ss[g * kMmaSsStride + c + 1] = v[c + 1] ? sacc[1] * a.softmax_scale : -INFINITY;
-      ss[(g + 8) * kMmaSsStride + c] = v[c] ? sacc[2] * a.softmax_scale : -INFINITY;
-      ss[(g + 8) * kMmaSsStride + c + 1] = v[c + 1] ? sacc[3] * a.softmax_scale : -INFINITY;
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int c = MlaScoreCol(warp, t, i);
+        ss[MlaScoreRow(g, i) * kMmaSsStride + c] = v[c] ? sacc[i] * a.softmax_scale : -INFINITY;
+      }
     }
     __syncthreads();
     // 3. online softmax on this thread's fragment values.
@@ -119,10 +116,8 @@ __device__ __forceinline__ void SparseMlaMmaBody(const SparseMlaArgs& a) {
       float v[8];
 #pragma unroll
       for (int j = 0; j < 2; ++j) {
-        v[4 * j + 0] = srow[16 * j + 2 * t];
-        v[4 * j + 1] = srow[16 * j + 2 * t + 1];
-        v[4 * j + 2] = srow[16 * j + 2 * t + 8];
-        v[4 * j + 3] = srow[16 * j + 2 * t + 9];
+#pragma unroll
+        for (int q = 0; q < 4; ++q) v[4 * j + q] = srow[MlaPCol(j, t, q)];
       }
       float tmax = v[0];
 #pragma unroll
@@ -156,10 +151,10 @@ __device__ __forceinline__ void SparseMlaMmaBody(const SparseMlaArgs& a) {
     // 4. O[16 heads][dims 128w..] += P[16][32] V[32][dims]
 #pragma unroll
     for (int j = 0; j < 2; ++j) {
-      const int k = 16 * j + (lane & 7) + ((lane >> 3) & 1) * 8;
+      const int k = MlaPvLdRow(j, lane);
 #pragma unroll
       for (int np = 0; np < 8; ++np) {
-        const int n = 128 * warp + 16 * np + (lane >> 4) * 8;
+        const int n = MlaPvLdCol(warp, np, lane);
         const uint32_t addr =
             static_cast<uint32_t>(__cvta_generic_to_shared(kt + k * kMmaRowBytes + n * 2));
         uint32_t r0, r1, r2, r3;
@@ -178,7 +173,7 @@ __device__ __forceinline__ void SparseMlaMmaBody(const SparseMlaArgs& a) {
       const int h = h0 + g + 8 * rr;
       if (h >= a.heads) continue;
       const int64_t ph = (static_cast<int64_t>(b) * a.heads + h) * a.splits + blockIdx.z;
-      float* o = a.part_o + ph * kMlaDv + 128 * warp + 2 * t;
+      float* o = a.part_o + ph * kMlaDv + MlaOutDim(warp, 0, t);
 #pragma unroll
       for (int n = 0; n < 16; ++n)
         *reinterpret_cast<float2*>(o + 8 * n) = make_float2(acc[n][2 * rr], acc[n][2 * rr + 1]);
@@ -194,7 +189,7 @@ __device__ __forceinline__ void SparseMlaMmaBody(const SparseMlaArgs& a) {
     const int h = h0 + g + 8 * rr;
     if (h >= a.heads) continue;
     const float inv = l[rr] > 0.f ? 1.f / l[rr] : 0.f;
-    float* o = a.out + (static_cast<int64_t>(b) * a.heads + h) * kMlaDv + 128 * warp + 2 * t;
+    float* o = a.out + (static_cast<int64_t>(b) * a.heads + h) * kMlaDv + MlaOutDim(warp, 0, t);
 #pragma unroll
     for (int n = 0; n < 16; ++n)
       *reinterpret_cast<float2*>(o + 8 * n) = make_float2(acc[n][2 * rr] * inv, acc[n][2 * rr + 1] * inv);

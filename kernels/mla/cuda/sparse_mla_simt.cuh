@@ -11,11 +11,10 @@
 #include <stdint.h>
 
 #include "kernels/common/cuda/device_helpers.cuh"
+#include "kernels/mla/cuda/mla_mma_lanes.h"  // kMlaDv, kMlaDqk
 
 namespace qprof::kernels::cuda {
 
-inline constexpr int kMlaDv = 512;
-inline constexpr int kMlaDqk = 576;
 inline constexpr int kSimtHeads = 8;   // warps per block
 inline constexpr int kSimtTile = 16;   // tokens per tile
 

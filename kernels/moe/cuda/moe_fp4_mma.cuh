@@ -24,6 +24,7 @@
 #include "kernels/common/cuda/device_helpers.cuh"
 #include "kernels/moe/cuda/fp4_scales.cuh"
 #include "kernels/moe/cuda/moe_group.cuh"
+#include "kernels/moe/cuda/fp4_mma_lanes.h"
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 1200 && defined(__CUDA_ARCH_FEAT_SM120_ALL)
 #define QPROF_HAS_FP4_MMA 1
@@ -33,10 +34,6 @@
 
 namespace qprof::kernels::cuda {
 
-inline constexpr int kF4Warps = 4;
-inline constexpr int kF4Threads = kF4Warps * 32;
-inline constexpr int kF4NT = 2;  // token tiles of 8 per pass
-
 template <bool kNvfp4>
 __device__ __forceinline__ void MmaFp4(float (&d)[4], const uint32_t (&a)[4], uint32_t b0,
                                        uint32_t b1, uint32_t sfa, uint32_t sfb) {
@@ -45,18 +42,18 @@ __device__ __forceinline__ void MmaFp4(float (&d)[4], const uint32_t (&a)[4], ui
     asm volatile(
         "mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X"
         ".f32.e2m1.e2m1.f32.ue4m3 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3},"
-        " %10, {%12,%12}, %11, {%12,%12};"
+        " %10, {%12,%13}, %11, {%12,%13};"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "r"(sfa), "r"(sfb),
-          "h"(static_cast<uint16_t>(0)));
+          "h"(static_cast<uint16_t>(kF4SfByteId)), "h"(static_cast<uint16_t>(kF4SfThreadId)));
   } else {
     asm volatile(
         "mma.sync.aligned.m16n8k64.row.col.kind::mxf4.block_scale.scale_vec::2X"
         ".f32.e2m1.e2m1.f32.ue8m0 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3},"
-        " %10, {%12,%12}, %11, {%12,%12};"
+        " %10, {%12,%13}, %11, {%12,%13};"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "r"(sfa), "r"(sfb),
-          "h"(static_cast<uint16_t>(0)));
+          "h"(static_cast<uint16_t>(kF4SfByteId)), "h"(static_cast<uint16_t>(kF4SfThreadId)));
   }
 #endif
 }
@@ -87,18 +84,17 @@ __device__ __forceinline__ void Fp4MmaBody(const Fp4MmaArgs& a) {
   const int row0 = a.expert_offsets[e];
   const int count = a.expert_offsets[e + 1] - row0;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const int g = lane >> 2, t = lane & 3;
+  const int g = LaneGroup(lane), t = LaneInGroup(lane);
   const int tile = blockIdx.x * kF4Warps + warp;
-  const int f0 = kGateUp ? tile * 8 : tile * 16;
-  const int row_a = f0 + g;
-  const int row_b = kGateUp ? a.inter + f0 + g : f0 + 8 + g;
+  const int f0 = MoeTileFirstRow(kGateUp, tile);
   const int64_t row_bytes = a.K / 2;
   const int spr = a.K / T::kBlock;  // scales per row
-  const uint8_t* wa = a.packed + (static_cast<int64_t>(e) * a.rows_e + row_a) * row_bytes;
-  const uint8_t* wb = a.packed + (static_cast<int64_t>(e) * a.rows_e + row_b) * row_bytes;
-  const int srow = t == 1 ? row_b : row_a;
+  const int sf_half = Fp4SfaRowHalf(t);  // which of the lane's rows it feeds scales for
+  const int row_a = MoeTileRowA(f0, g), row_b = MoeTileRowB(kGateUp, f0, g, a.inter);
+  const int srow = sf_half == 1 ? row_b : row_a;
   const uint8_t* ws = a.scales + (static_cast<int64_t>(e) * a.rows_e + srow) * spr;
-  constexpr int kScalesPerK64 = 64 / T::kBlock;  // 4 or 2 bytes
+  const uint8_t* wrow[2] = {a.packed + (static_cast<int64_t>(e) * a.rows_e + row_a) * row_bytes,
+                            a.packed + (static_cast<int64_t>(e) * a.rows_e + row_b) * row_bytes};
 
   for (int tok0 = 0; tok0 < count; tok0 += kF4NT * 8) {
     float acc[kF4NT][4];
@@ -108,32 +104,35 @@ __device__ __forceinline__ void Fp4MmaBody(const Fp4MmaArgs& a) {
     const uint8_t* xs[kF4NT];
 #pragma unroll
     for (int n = 0; n < kF4NT; ++n) {
-      const int tok = tok0 + n * 8 + g;
-      const int r = row0 + (tok < count ? tok : 0);  // padded columns read a valid row
+      const int r = row0 + Fp4BToken(tok0, n, g, count);
       xb[n] = a.act + static_cast<int64_t>(r) * row_bytes;
       xs[n] = a.act_scales + static_cast<int64_t>(r) * spr;
     }
 #pragma unroll 2
     for (int k64 = 0; k64 < a.K / 64; ++k64) {
-      const int kb = k64 * 32 + 4 * t;
-      uint32_t af[4];
-      af[0] = __ldg(reinterpret_cast<const uint32_t*>(wa + kb));
-      af[1] = __ldg(reinterpret_cast<const uint32_t*>(wb + kb));
-      af[2] = __ldg(reinterpret_cast<const uint32_t*>(wa + kb + 16));
-      af[3] = __ldg(reinterpret_cast<const uint32_t*>(wb + kb + 16));
+      const int kb = Fp4LaneKByte(k64, t);
+      // Written out per register (a loop over r costs 8 registers on sm_120a: the compiler
+      // then keeps the four addresses instead of one base plus immediates).
+      const uint32_t af[4] = {
+          __ldg(reinterpret_cast<const uint32_t*>(wrow[Fp4ARegRowHalf(0)] + kb + Fp4ARegOffset(0))),
+          __ldg(reinterpret_cast<const uint32_t*>(wrow[Fp4ARegRowHalf(1)] + kb + Fp4ARegOffset(1))),
+          __ldg(reinterpret_cast<const uint32_t*>(wrow[Fp4ARegRowHalf(2)] + kb + Fp4ARegOffset(2))),
+          __ldg(reinterpret_cast<const uint32_t*>(wrow[Fp4ARegRowHalf(3)] + kb + Fp4ARegOffset(3)))};
       uint32_t sfa = 0;
-      if (t < 2) {
-        sfa = kNvfp4 ? __ldg(reinterpret_cast<const uint32_t*>(ws + k64 * kScalesPerK64))
-                     : __ldg(reinterpret_cast<const uint16_t*>(ws + k64 * kScalesPerK64));
+      if (sf_half >= 0) {
+        const uint8_t* p = ws + Fp4ScaleByte(kNvfp4, k64);
+        sfa = kNvfp4 ? __ldg(reinterpret_cast<const uint32_t*>(p))
+                     : __ldg(reinterpret_cast<const uint16_t*>(p));
       }
 #pragma unroll
       for (int n = 0; n < kF4NT; ++n) {
-        const uint32_t b0 = __ldg(reinterpret_cast<const uint32_t*>(xb[n] + kb));
-        const uint32_t b1 = __ldg(reinterpret_cast<const uint32_t*>(xb[n] + kb + 16));
+        const uint32_t b0 = __ldg(reinterpret_cast<const uint32_t*>(xb[n] + kb + Fp4BRegOffset(0)));
+        const uint32_t b1 = __ldg(reinterpret_cast<const uint32_t*>(xb[n] + kb + Fp4BRegOffset(1)));
         uint32_t sfb = 0;
-        if (t == 0) {
-          sfb = kNvfp4 ? __ldg(reinterpret_cast<const uint32_t*>(xs[n] + k64 * kScalesPerK64))
-                       : __ldg(reinterpret_cast<const uint16_t*>(xs[n] + k64 * kScalesPerK64));
+        if (Fp4SfbLoads(t)) {
+          const uint8_t* p = xs[n] + Fp4ScaleByte(kNvfp4, k64);
+          sfb = kNvfp4 ? __ldg(reinterpret_cast<const uint32_t*>(p))
+                       : __ldg(reinterpret_cast<const uint16_t*>(p));
         }
         MmaFp4<kNvfp4>(acc[n], af, b0, b1, sfa, sfb);
       }
@@ -143,21 +142,16 @@ __device__ __forceinline__ void Fp4MmaBody(const Fp4MmaArgs& a) {
     for (int n = 0; n < kF4NT; ++n) {
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        const int tok = tok0 + n * 8 + 2 * t + h;
+        const int tok = MoeTileOutToken(tok0, n, t, h);
         if (tok >= count) continue;
         const float post = kNvfp4 ? ws2 * a.act_scale2[row0 + tok] : 1.f;
         const float top = acc[n][h] * post, bot = acc[n][2 + h] * post;
         if (kGateUp) {
-          float gt = top, up = bot;
-          if (a.swiglu_limit > 0.f) {
-            gt = fminf(gt, a.swiglu_limit);
-            up = fminf(fmaxf(up, -a.swiglu_limit), a.swiglu_limit);
-          }
-          a.hidden[static_cast<int64_t>(row0 + tok) * a.inter + f0 + g] = gt / (1.f + __expf(-gt)) * up;
+          a.hidden[static_cast<int64_t>(row0 + tok) * a.inter + f0 + g] = MoeSwiGlu(top, bot, a.swiglu_limit);
         } else {
           float* o = a.slot_out + static_cast<int64_t>(a.sorted_slots[row0 + tok]) * a.rows_e;
-          o[f0 + g] = top;
-          o[f0 + 8 + g] = bot;
+          o[MoeTileOutRow(f0, g, 0)] = top;
+          o[MoeTileOutRow(f0, g, 1)] = bot;
         }
       }
     }
@@ -200,33 +194,13 @@ __device__ __forceinline__ void QuantActBody(const QuantActArgs& a) {
       if (threadIdx.x == 0) red[0] = v;
     }
     __syncthreads();
-    const float amax = red[0];
-    s2 = amax > 0.f ? amax / (6.f * 448.f) : 1.f;
+    s2 = fp4::Nvfp4Scale2FromAmax(red[0]);
     if (threadIdx.x == 0) a.out_scale2[i] = s2;
   }
   for (int b = threadIdx.x; b < a.K / T::kBlock; b += blockDim.x) {
-    const float* v = x + b * T::kBlock;
-    float amax = 0.f;
-    for (int j = 0; j < T::kBlock; ++j) amax = fmaxf(amax, fabsf(v[j]));
-    float denom;
-    uint8_t code;
-    if (kNvfp4) {
-      const float six_s2 = 6.f * s2;
-      code = amax > 0.f ? fp4::FloatToE4M3(fmaxf(amax / six_s2, 0.001953125f)) : 0x38;
-      denom = fp4::E4M3ToFloat(code) * s2;
-    } else {
-      int se = amax > 0.f ? static_cast<int>((__float_as_uint(amax) >> 23) & 0xFF) - 127 - 2 : -127;
-      se = se < -127 ? -127 : (se > 127 ? 127 : se);
-      code = static_cast<uint8_t>(se + 127);
-      denom = exp2f(static_cast<float>(se));
-    }
-    a.out_scales[static_cast<int64_t>(i) * (a.K / T::kBlock) + b] = code;
-    uint8_t* o = a.out + static_cast<int64_t>(i) * (a.K / 2) + b * (T::kBlock / 2);
-    for (int j = 0; j < T::kBlock; j += 2) {
-      const uint8_t lo = fp4::FloatToE2M1(v[j] / denom);
-      const uint8_t hi = fp4::FloatToE2M1(v[j + 1] / denom);
-      o[j / 2] = static_cast<uint8_t>(lo | (hi << 4));
-    }
+    uint8_t* packed = a.out + static_cast<int64_t>(i) * (a.K / 2) + b * (T::kBlock / 2);
+    a.out_scales[static_cast<int64_t>(i) * (a.K / T::kBlock) + b] =
+        QuantActBlock<kNvfp4>(x + b * T::kBlock, s2, packed);
   }
 }
 

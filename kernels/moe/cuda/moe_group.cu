@@ -4,6 +4,7 @@
 #include "kernels/common/cuda/device_helpers.cuh"
 #include "kernels/moe/cuda/moe_group.cuh"
 #include "kernels/moe/params.h"
+#include "kernels/moe/slot_out.h"
 
 using namespace qprof::kernels::cuda;
 
@@ -61,15 +62,9 @@ __device__ __forceinline__ void CombineBody(const float* __restrict__ slot_out, 
                       const float* __restrict__ topk_weights, int topk, int dim,
                       float* __restrict__ out) {
   const int t = blockIdx.x;
-  for (int n = threadIdx.x; n < dim; n += blockDim.x) {
-    float acc = 0.f;
-    for (int j = 0; j < topk; ++j) {
-      const int s = t * topk + j;
-      if (topk_ids[s] < 0) continue;
-      acc += topk_weights[s] * slot_out[static_cast<int64_t>(s) * dim + n];
-    }
-    out[static_cast<int64_t>(t) * dim + n] += acc;
-  }
+  for (int n = threadIdx.x; n < dim; n += blockDim.x)
+    out[static_cast<int64_t>(t) * dim + n] +=
+        qprof::kernels::MoeCombineSlots(slot_out, topk_ids, topk_weights, t, topk, dim, n);
 }
 
 // The helpers run as part of a MoE path, so each path gets its own copies named with the
@@ -122,6 +117,7 @@ const GroupKernels& For(int path, const qprof::kernels::MoeParams& p) {
 
 #include "absl/status/status.h"
 #include "kernels/common/cuda/cuda_status.h"
+#include "kernels/common/cuda/smem_opt_in.h"
 #include "kernels/moe/cuda/moe_cuda_internal.h"
 
 namespace qprof::kernels::cuda {
@@ -130,10 +126,10 @@ absl::Status LaunchMoeAlign(const MoeParams& p, int path, const MoeGrouping& g, 
   const GroupKernels& k = For(path, p);
   const int slots = p.tokens * p.topk;
   const size_t smem = static_cast<size_t>(slots + p.experts + 1) * sizeof(int32_t);
-  if (smem > 48 * 1024) {
-    QPROF_CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(
-        k.align, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-  }
+  // Per device and kernel (6 align kernels: one state each), static + dynamic vs 48 KiB.
+  static SmemOptInState* const states = new SmemOptInState[3 * 2];
+  RETURN_IF_ERROR_STATUS(EnsureDynamicSmem(reinterpret_cast<const void*>(k.align), smem,
+                                    states[path * 2 + (p.format == Fp4Format::kNvfp4 ? 1 : 0)]));
   k.align<<<1, kAlignThreads, smem, s>>>(p.topk_ids, slots, p.experts, g.sorted_slots,
                                          g.expert_offsets, g.active_experts, g.num_active);
   RETURN_IF_CUDA_LAUNCH_ERROR(k.name);

@@ -12,12 +12,9 @@
 
 #include <stdint.h>
 
-namespace qprof::kernels::cuda {
+#include "kernels/moe/cuda/w4a16_lanes.h"  // PermK4
 
-// Position of element k inside its permuted group of 4: k0 k2 k1 k3.
-__host__ __device__ __forceinline__ int PermK4(int k) {
-  return (k & ~3) | ((k & 1) << 1) | ((k >> 1) & 1);
-}
+namespace qprof::kernels::cuda {
 
 inline constexpr int kAlignThreads = 1024;
 inline constexpr int kAlignMaxSlots = 8192;

@@ -14,7 +14,8 @@
 //
 // Kernels (extern "C" names, matched by the registry's cuda_kernel_name prefix):
 //   qprof_moe_slot_gemv_<fmt>_w13: h[slot, j] = silu(clamp(W1 x)) * clamp(W3 x)
-//   qprof_moe_slot_gemv_<fmt>_w2:  slot_out[s, n] = w[s] * (W2[e_s] h[s])[n]
+//   qprof_moe_slot_gemv_<fmt>_w2:  slot_out[s, n] = (W2[e_s] h[s])[n] (no routing weight:
+//                                   the combine applies it, kernels/moe/params.h)
 // followed by qprof_moe_slot_gemv_<fmt>_combine (out[t] += sum over the token's slots).
 #ifndef QPROF_KERNELS_MOE_CUDA_MOE_SLOT_GEMV_CUH_
 #define QPROF_KERNELS_MOE_CUDA_MOE_SLOT_GEMV_CUH_
@@ -23,51 +24,20 @@
 
 #include "kernels/common/cuda/device_helpers.cuh"
 #include "kernels/moe/cuda/fp4_scales.cuh"
+#include "kernels/moe/cuda/moe_tile_lanes.h"  // MoeSwiGlu
+#include "kernels/moe/cuda/slot_gemv_math.h"
 
 namespace qprof::kernels::cuda {
 
 inline constexpr int kSlotGemvThreads = 256;  // 8 warps: 2 per scheduler on every SM
 inline constexpr int kSlotGemvRowsPerWarp = 6;  // 3 features (gate+up): 6 x 16 B loads in flight per lane
-inline constexpr int kSlotGemvXPad = 36;      // floats per 32-element chunk in shared mem
 
 // Stages x[0..k) into shared memory, padded layout: element i at (i/32)*36 + i%32.
 __device__ __forceinline__ void StageX(const float* __restrict__ x, int k, float* xs) {
   for (int i = threadIdx.x * 4; i < k; i += blockDim.x * 4) {
     const float4 v = *reinterpret_cast<const float4*>(x + i);
-    *reinterpret_cast<float4*>(xs + (i >> 5) * kSlotGemvXPad + (i & 31)) = v;
+    *reinterpret_cast<float4*>(xs + SlotGemvXIndex(i)) = v;
   }
-}
-
-// Dot of one 16-byte chunk (32 elements, FP16-decoded as E2M1 * 2^-14) with x chunk `xc`.
-// Returns the two 16-element partial sums (NVFP4 scales them separately).
-__device__ __forceinline__ void DotChunk(const uint4& w, const float* __restrict__ xc,
-                                         float& s0, float& s1) {
-  const uint32_t words[4] = {w.x, w.y, w.z, w.w};
-  float acc[2] = {0.f, 0.f};
-#pragma unroll
-  for (int q = 0; q < 4; ++q) {
-    const float4 xa = *reinterpret_cast<const float4*>(xc + q * 8);
-    const float4 xb = *reinterpret_cast<const float4*>(xc + q * 8 + 4);
-    uint32_t e0, o0, e1, o1;
-    DecodeE2M1Quad<3, 0>(words[q], e0, o0);  // elements (0,2), (1,3)
-    DecodeE2M1Quad<3, 1>(words[q], e1, o1);  // elements (4,6), (5,7)
-    const float2 fe0 = __half22float2(*reinterpret_cast<const __half2*>(&e0));
-    const float2 fo0 = __half22float2(*reinterpret_cast<const __half2*>(&o0));
-    const float2 fe1 = __half22float2(*reinterpret_cast<const __half2*>(&e1));
-    const float2 fo1 = __half22float2(*reinterpret_cast<const __half2*>(&o1));
-    float a = acc[q >> 1];
-    a = fmaf(fe0.x, xa.x, a);
-    a = fmaf(fo0.x, xa.y, a);
-    a = fmaf(fe0.y, xa.z, a);
-    a = fmaf(fo0.y, xa.w, a);
-    a = fmaf(fe1.x, xb.x, a);
-    a = fmaf(fo1.x, xb.y, a);
-    a = fmaf(fe1.y, xb.z, a);
-    a = fmaf(fo1.y, xb.w, a);
-    acc[q >> 1] = a;
-  }
-  s0 = acc[0];
-  s1 = acc[1];
 }
 
 // sum_k W[row, k] * x[k] for kRows rows of one FP4 matrix, accumulated per lane (not yet
@@ -100,12 +70,9 @@ __device__ __forceinline__ void RowsDot(const uint8_t* __restrict__ packed,
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
       float s0, s1;
-      DotChunk(w[r], xc, s0, s1);
-      if (kNvfp4) {
-        acc[r] += s0 * (T::Scale(sc[r] & 0xFF) * 16384.f) + s1 * (T::Scale(sc[r] >> 8) * 16384.f);
-      } else {
-        acc[r] += (s0 + s1) * (T::Scale(sc[r]) * 16384.f);
-      }
+      const uint32_t words[4] = {w[r].x, w[r].y, w[r].z, w[r].w};
+      SlotGemvChunkDot(words, xc, s0, s1);
+      acc[r] = SlotGemvAddChunk<kNvfp4>(acc[r], s0, s1, sc[r]);
     }
   }
 }
@@ -157,11 +124,7 @@ __device__ __forceinline__ void SlotGemvW13Body(const SlotGemvW13Args& a) {
     float g = WarpSum(acc[2 * f]) * s2;
     float u = WarpSum(acc[2 * f + 1]) * s2;
     if (lane == 0 && rows[2 * f] >= 0) {
-      if (a.swiglu_limit > 0.f) {
-        g = fminf(g, a.swiglu_limit);
-        u = fminf(fmaxf(u, -a.swiglu_limit), a.swiglu_limit);
-      }
-      a.hidden[static_cast<int64_t>(slot) * a.inter + j0 + f] = g / (1.f + __expf(-g)) * u;
+      a.hidden[static_cast<int64_t>(slot) * a.inter + j0 + f] = MoeSwiGlu(g, u, a.swiglu_limit);
     }
   }
 }
@@ -169,11 +132,10 @@ __device__ __forceinline__ void SlotGemvW13Body(const SlotGemvW13Args& a) {
 struct SlotGemvW2Args {
   const float* hidden;       // [tokens*topk, inter]
   const int32_t* topk_ids;   // [tokens, topk]
-  const float* topk_weights; // [tokens, topk]
   const uint8_t* packed;     // [experts, dim, inter/2]
   const uint8_t* scales;     // [experts, dim, inter/block]
   const float* scale2;       // [experts] or null
-  float* slot_out;           // [tokens*topk, dim] = w * (W2[e] h) per slot; 0 when skipped
+  float* slot_out;           // [tokens*topk, dim] = W2[e] h per slot (unweighted); 0 when skipped
   int dim, inter;
 };
 
@@ -207,11 +169,11 @@ __device__ __forceinline__ void SlotGemvW2Body(const SlotGemvW2Args& a) {
   const uint8_t* scales = a.scales + e * rows_e * (a.inter / Fp4Traits<kNvfp4>::kBlock);
   float acc[kR];
   RowsDot<kNvfp4, kR>(packed, scales, rows, a.inter, xs, acc);
-  const float w = a.topk_weights[slot] * (kNvfp4 ? a.scale2[e] : 1.f);
+  const float s2 = kNvfp4 ? a.scale2[e] : 1.f;
 #pragma unroll
   for (int r = 0; r < kR; ++r) {
     const float v = WarpSum(acc[r]);
-    if (lane == 0 && rows[r] >= 0) o[rows[r]] = w * v;
+    if (lane == 0 && rows[r] >= 0) o[rows[r]] = SlotGemvW2Out(v, s2);  // no routing weight
   }
 }
 
@@ -239,7 +201,7 @@ absl::Status LaunchSlotGemvImpl(const MoeParams& p, float* hidden, float* slot_o
   const size_t sm1 = static_cast<size_t>(p.dim / 32) * kSlotGemvXPad * sizeof(float);
   w13<<<g1, kSlotGemvThreads, sm1, stream>>>(a1);
   RETURN_IF_CUDA_LAUNCH_ERROR(name);
-  SlotGemvW2Args a2{hidden, p.topk_ids, p.topk_weights, p.w2.packed, p.w2.scales,
+  SlotGemvW2Args a2{hidden, p.topk_ids, p.w2.packed, p.w2.scales,
                     nv ? p.w2.scale2 : nullptr, slot_out, p.dim, p.inter};
   constexpr int kRowsW2 = kWarps * kSlotGemvW2RowsPerWarp;
   const dim3 g2((p.dim + kRowsW2 - 1) / kRowsW2, slots);

@@ -29,14 +29,9 @@
 #include "kernels/common/cuda/device_helpers.cuh"
 #include "kernels/moe/cuda/fp4_scales.cuh"
 #include "kernels/moe/cuda/moe_group.cuh"
+#include "kernels/moe/cuda/w4a16_lanes.h"
 
 namespace qprof::kernels::cuda {
-
-inline constexpr int kW4Warps = 4;
-inline constexpr int kW4Threads = kW4Warps * 32;
-inline constexpr int kW4StageK = 256;               // K elements per pipeline stage
-inline constexpr int kW4NT = 2;                     // n8 token tiles per pass: 16 tokens
-inline constexpr int kW4ActRowBytes = kW4StageK * 2 + 16;  // padded BF16 row
 
 struct W4a16Smem {
   uint4 w[2][kW4Warps][2][2][32];                  // [stage][warp][k128][row g|g+8][lane]
@@ -61,27 +56,6 @@ struct W4a16Args {
   float* slot_out;                 // GEMM2 out: [slots, rows_e] fp32 by slot id
 };
 
-__device__ __forceinline__ uint32_t MxScaleBf16x2(uint32_t e) {
-  e = e > 192u ? 192u : e;  // 2^(e-65) must stay finite in BF16
-  const uint32_t b = (e + 62u) << 7;
-  return b | (b << 16);
-}
-__device__ __forceinline__ uint32_t NvScaleBf16x2(uint32_t code) {
-  // E4M3 (non-negative scale) without branches: placing the 7 magnitude bits at fp32 bit 20
-  // gives 2^(e-127) (1 + m/8) for e >= 1 and the matching fp32 subnormal for e = 0, i.e.
-  // exactly E4M3 * 2^-120 (FP32 FMUL keeps subnormal inputs). Times 2^120 * 2^117 in two
-  // exact steps (2^126, then 2^111) so that nothing overflows; BF16 holds it exactly.
-  const float f = __uint_as_float((code & 0x7Fu) << 20) * 8.5070591730234616e37f  // 2^126
-                  * 2.5961484292674139e33f;                                       // 2^111
-  const uint32_t b = __bfloat16_as_ushort(__float2bfloat16_rn(f));
-  return b | (b << 16);
-}
-__device__ __forceinline__ uint32_t Hmul2Bf16(uint32_t a, uint32_t b) {
-  __nv_bfloat162 r = __hmul2(*reinterpret_cast<__nv_bfloat162*>(&a),
-                             *reinterpret_cast<__nv_bfloat162*>(&b));
-  return *reinterpret_cast<uint32_t*>(&r);
-}
-
 template <bool kNvfp4, bool kGateUp>
 __device__ __forceinline__ void W4a16Body(const W4a16Args& a) {
   using T = Fp4Traits<kNvfp4>;
@@ -91,18 +65,18 @@ __device__ __forceinline__ void W4a16Body(const W4a16Args& a) {
   const int row0 = a.expert_offsets[e];
   const int count = a.expert_offsets[e + 1] - row0;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const int g = lane >> 2, t = lane & 3;
-  // Physical weight rows of this warp's MMA rows g and g+8.
+  const int g = LaneGroup(lane), t = LaneInGroup(lane);
+  // Physical weight rows of this warp's MMA rows g and g+8 (lane map: w4a16_lanes.h).
   const int tile = blockIdx.x * kW4Warps + warp;
-  const int f0 = kGateUp ? tile * 8 : tile * 16;
-  const int row_a = kGateUp ? f0 + g : f0 + g;
-  const int row_b = kGateUp ? a.inter + f0 + g : f0 + 8 + g;
+  const int f0 = MoeTileFirstRow(kGateUp, tile);
+  const int row_a = MoeTileRowA(f0, g);
+  const int row_b = MoeTileRowB(kGateUp, f0, g, a.inter);
   const int64_t row_bytes = a.K / 2;
   const int scales_per_row = a.K / T::kBlock;
   const uint8_t* wbase = a.packed + static_cast<int64_t>(e) * a.rows_e * row_bytes;
   const uint8_t* sbase = a.scales + static_cast<int64_t>(e) * a.rows_e * scales_per_row;
   const int stages = a.K / kW4StageK;
-  constexpr int kScaleBytes = kW4StageK / T::kBlock;  // per row per stage: 8 or 16
+  constexpr int kScaleBytes = W4ScaleBytesPerStage(kNvfp4);  // per row per stage: 8 or 16
 
   for (int tok0 = 0; tok0 < count; tok0 += kW4NT * 8) {
     float acc[kW4NT][4];
@@ -110,15 +84,14 @@ __device__ __forceinline__ void W4a16Body(const W4a16Args& a) {
     for (int n = 0; n < kW4NT; ++n) acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.f;
 
     auto issue = [&](int st, int buf) {
-      const int64_t kb = static_cast<int64_t>(st) * (kW4StageK / 2);
+      const int64_t kb = W4WeightStageByte(st);
 #pragma unroll
       for (int c = 0; c < 2; ++c) {
-        CpAsync16(&sm.w[buf][warp][c][0][lane], wbase + row_a * row_bytes + kb + c * 64 + t * 16, 16);
-        CpAsync16(&sm.w[buf][warp][c][1][lane], wbase + row_b * row_bytes + kb + c * 64 + t * 16, 16);
+        CpAsync16(&sm.w[buf][warp][c][0][lane], wbase + row_a * row_bytes + kb + W4WeightChunkByte(c) + W4WeightLaneByte(t), 16);
+        CpAsync16(&sm.w[buf][warp][c][1][lane], wbase + row_b * row_bytes + kb + W4WeightChunkByte(c) + W4WeightLaneByte(t), 16);
       }
       if (lane < 16) {  // one row's stage scales per lane: 8 (MXFP4) or 16 (NVFP4) bytes
-        const int row = lane < 8 ? (kGateUp ? f0 + lane : f0 + lane)
-                                 : (kGateUp ? a.inter + f0 + lane - 8 : f0 + lane);
+        const int row = W4ScaleLoadRow(kGateUp, f0, lane, a.inter);
         const uint8_t* src = sbase + static_cast<int64_t>(row) * scales_per_row + st * kScaleBytes;
         if (kNvfp4) {
           CpAsync16(&sm.s[buf][warp][lane], src, 16);
@@ -133,7 +106,7 @@ __device__ __forceinline__ void W4a16Body(const W4a16Args& a) {
         const int tok = tok0 + r;
         const bool ok = tok < count;
         const uint16_t* src = a.act + static_cast<int64_t>(row0 + (ok ? tok : 0)) * a.K +
-                              st * kW4StageK + piece * 8;
+                              W4ActPieceElem(st, piece);
         CpAsync16(&sm.act[buf][r][piece * 16], src, ok ? 16 : 0);
       }
     };
@@ -150,41 +123,24 @@ __device__ __forceinline__ void W4a16Body(const W4a16Args& a) {
       for (int c = 0; c < 2; ++c) {
         const uint4 wa = sm.w[buf][warp][c][0][lane];
         const uint4 wb = sm.w[buf][warp][c][1][lane];
-        const unsigned char* sa = reinterpret_cast<const unsigned char*>(&sm.s[buf][warp][g]);
-        const unsigned char* sb = reinterpret_cast<const unsigned char*>(&sm.s[buf][warp][g + 8]);
-        // Lane's 32 elements are block (4c + t) for MXFP4, blocks (8c + 2t, +1) for NVFP4.
         uint32_t scale_a[2], scale_b[2];
-        if (kNvfp4) {
-          scale_a[0] = NvScaleBf16x2(sa[8 * c + 2 * t]);
-          scale_a[1] = NvScaleBf16x2(sa[8 * c + 2 * t + 1]);
-          scale_b[0] = NvScaleBf16x2(sb[8 * c + 2 * t]);
-          scale_b[1] = NvScaleBf16x2(sb[8 * c + 2 * t + 1]);
-        } else {
-          scale_a[0] = scale_a[1] = MxScaleBf16x2(sa[4 * c + t]);
-          scale_b[0] = scale_b[1] = MxScaleBf16x2(sb[4 * c + t]);
-        }
+        W4a16ScaleRegs<kNvfp4>(reinterpret_cast<const unsigned char*>(&sm.s[buf][warp][W4ScaleSlot(g, 0)]), c, t, scale_a);
+        W4a16ScaleRegs<kNvfp4>(reinterpret_cast<const unsigned char*>(&sm.s[buf][warp][W4ScaleSlot(g, 1)]), c, t, scale_b);
         const uint32_t wa_w[4] = {wa.x, wa.y, wa.z, wa.w};
         const uint32_t wb_w[4] = {wb.x, wb.y, wb.z, wb.w};
 #pragma unroll
         for (int s = 0; s < 8; ++s) {
           uint32_t frag[4];
-          uint32_t ea, oa, eb, ob;
-          if (s & 1) {
-            DecodeE2M1Quad<6, 1>(wa_w[s >> 1], ea, oa);
-            DecodeE2M1Quad<6, 1>(wb_w[s >> 1], eb, ob);
+          const int h = W4StepHalf(s);
+          if (W4StepByteSel(s)) {
+            W4a16AFragStep<1>(wa_w[W4StepWord(s)], wb_w[W4StepWord(s)], scale_a[h], scale_b[h], frag);
           } else {
-            DecodeE2M1Quad<6, 0>(wa_w[s >> 1], ea, oa);
-            DecodeE2M1Quad<6, 0>(wb_w[s >> 1], eb, ob);
+            W4a16AFragStep<0>(wa_w[W4StepWord(s)], wb_w[W4StepWord(s)], scale_a[h], scale_b[h], frag);
           }
-          const int half = s >> 2;  // NVFP4: first or second 16-element block of the lane
-          frag[0] = Hmul2Bf16(ea, scale_a[half]);
-          frag[1] = Hmul2Bf16(eb, scale_b[half]);
-          frag[2] = Hmul2Bf16(oa, scale_a[half]);
-          frag[3] = Hmul2Bf16(ob, scale_b[half]);
-          const int kbyte = (c * 128 + 32 * t + 4 * s) * 2;
+          const int kbyte = W4ActByte(c, t, s);
 #pragma unroll
           for (int n = 0; n < kW4NT; ++n) {
-            const uint2 b = *reinterpret_cast<const uint2*>(&sm.act[buf][n * 8 + g][kbyte]);
+            const uint2 b = *reinterpret_cast<const uint2*>(&sm.act[buf][W4ActRow(n, g)][kbyte]);
             MmaBf16m16n8k16(acc[n], frag, b.x, b.y);
           }
         }
@@ -193,28 +149,23 @@ __device__ __forceinline__ void W4a16Body(const W4a16Args& a) {
     }
 
     // Epilogue. d0,d1: MMA row g, tokens 2t, 2t+1; d2,d3: row g+8.
-    const float post = kNvfp4 ? a.scale2[e] * 512.f : 18446744073709551616.f;  // 2^9 | 2^64
+    const float post = W4a16PostScale<kNvfp4>(kNvfp4 ? a.scale2[e] : 1.f);
 #pragma unroll
     for (int n = 0; n < kW4NT; ++n) {
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        const int tok = tok0 + n * 8 + 2 * t + h;
+        const int tok = MoeTileOutToken(tok0, n, t, h);
         if (tok >= count) continue;
         const float top = acc[n][h] * post;       // row g
         const float bot = acc[n][2 + h] * post;   // row g + 8
         if (kGateUp) {
-          float gt = top, up = bot;
-          if (a.swiglu_limit > 0.f) {
-            gt = fminf(gt, a.swiglu_limit);
-            up = fminf(fmaxf(up, -a.swiglu_limit), a.swiglu_limit);
-          }
-          const float hv = gt / (1.f + __expf(-gt)) * up;
+          const float hv = MoeSwiGlu(top, bot, a.swiglu_limit);
           a.hidden[static_cast<int64_t>(row0 + tok) * a.inter + PermK4(f0 + g)] = FloatToBf16Bits(hv);
         } else {
           const int slot = a.sorted_slots[row0 + tok];
           float* o = a.slot_out + static_cast<int64_t>(slot) * a.rows_e;
-          o[f0 + g] = top;
-          o[f0 + 8 + g] = bot;
+          o[MoeTileOutRow(f0, g, 0)] = top;
+          o[MoeTileOutRow(f0, g, 1)] = bot;
         }
       }
     }
