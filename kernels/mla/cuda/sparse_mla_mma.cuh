@@ -124,13 +124,12 @@ __device__ __forceinline__ void SparseMlaMmaBody(const SparseMlaArgs& a) {
       for (int i = 1; i < 8; ++i) tmax = fmaxf(tmax, v[i]);
       tmax = fmaxf(tmax, __shfl_xor_sync(0xffffffffu, tmax, 1));
       tmax = fmaxf(tmax, __shfl_xor_sync(0xffffffffu, tmax, 2));
-      const float mn = fmaxf(m[rr], tmax);
-      const bool none = mn == -INFINITY;
-      const float alpha = none ? 1.f : __expf(m[rr] - mn);
+      const MlaRescale rs = MlaOnlineRescale(m[rr], tmax);
+      const float alpha = rs.alpha, mn = rs.m_new;
       float psum = 0.f;
 #pragma unroll
       for (int i = 0; i < 8; ++i) {
-        v[i] = none ? 0.f : __expf(v[i] - mn);
+        v[i] = MlaProb(v[i], rs);
         psum += v[i];
       }
       psum += __shfl_xor_sync(0xffffffffu, psum, 1);
@@ -144,8 +143,8 @@ __device__ __forceinline__ void SparseMlaMmaBody(const SparseMlaArgs& a) {
       }
 #pragma unroll
       for (int j = 0; j < 2; ++j) {
-        pa[j][rr] = PackBf16x2(v[4 * j], v[4 * j + 1]);        // a0 / a1
-        pa[j][2 + rr] = PackBf16x2(v[4 * j + 2], v[4 * j + 3]);  // a2 / a3
+        pa[j][MlaPReg(rr, 0)] = PackBf16x2(v[4 * j], v[4 * j + 1]);
+        pa[j][MlaPReg(rr, 1)] = PackBf16x2(v[4 * j + 2], v[4 * j + 3]);
       }
     }
     // 4. O[16 heads][dims 128w..] += P[16][32] V[32][dims]
@@ -188,13 +187,13 @@ __device__ __forceinline__ void SparseMlaMmaBody(const SparseMlaArgs& a) {
   for (int rr = 0; rr < 2; ++rr) {
     const int h = h0 + g + 8 * rr;
     if (h >= a.heads) continue;
-    const float inv = l[rr] > 0.f ? 1.f / l[rr] : 0.f;
+    const float inv = MlaInvSum(l[rr]);
     float* o = a.out + (static_cast<int64_t>(b) * a.heads + h) * kMlaDv + MlaOutDim(warp, 0, t);
 #pragma unroll
     for (int n = 0; n < 16; ++n)
       *reinterpret_cast<float2*>(o + 8 * n) = make_float2(acc[n][2 * rr] * inv, acc[n][2 * rr + 1] * inv);
     if (a.lse && warp == 0 && t == 0)
-      a.lse[static_cast<int64_t>(b) * a.heads + h] = l[rr] > 0.f ? m[rr] + logf(l[rr]) : -INFINITY;
+      a.lse[static_cast<int64_t>(b) * a.heads + h] = MlaLse(m[rr], l[rr]);
   }
 }
 

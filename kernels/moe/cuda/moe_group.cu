@@ -54,7 +54,9 @@ __device__ __forceinline__ void PermuteBody(const float* __restrict__ x, const i
   uint2* out = reinterpret_cast<uint2*>(act + static_cast<int64_t>(i) * dim);
   for (int g = threadIdx.x; g < dim / 4; g += blockDim.x) {
     const float4 v = *reinterpret_cast<const float4*>(xr + 4 * g);
-    out[g] = make_uint2(PackBf16x2(v.x, v.z), PackBf16x2(v.y, v.w));
+    uint2 o;
+    W4PermGroupBf16(v.x, v.y, v.z, v.w, o.x, o.y);
+    out[g] = o;
   }
 }
 

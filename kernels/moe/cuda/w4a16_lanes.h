@@ -39,6 +39,18 @@ QPROF_HDC int PermK4(int k) {
 #endif
 }
 
+// The *_permute_bf16 kernel's packing of one group of 4 activations (k0..k3) into the 8
+// bytes of PermK4 order: lo = (k0, k2), hi = (k1, k3).
+QPROF_HDI void W4PermGroupBf16(float x0, float x1, float x2, float x3, uint32_t& lo, uint32_t& hi) {
+#if QPROF_MUTANT(NO_KPERM)
+  lo = reg::PackBf16x2(x0, x1);
+  hi = reg::PackBf16x2(x2, x3);
+#else
+  lo = reg::PackBf16x2(x0, x2);
+  hi = reg::PackBf16x2(x1, x3);
+#endif
+}
+
 // Byte offset, within a weight row, of lane t's 16 bytes of chunk c (0, 1) of stage st:
 // W4WeightStageByte(st) + W4WeightChunkByte(c) + W4WeightLaneByte(t), added as separate
 // terms so that the chunk part stays an immediate offset of the lane's address (one sum

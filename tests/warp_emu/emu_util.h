@@ -1,0 +1,48 @@
+// Helpers of the warp-emulation tests: seeded random data, relative error (the GPU tests'
+// metric: ||got - want|| / ||want||), and random MoE problems like the GPU tests'.
+#ifndef QPROF_TESTS_WARP_EMU_EMU_UTIL_H_
+#define QPROF_TESTS_WARP_EMU_EMU_UTIL_H_
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "kernels/moe/params.h"
+
+namespace qprof::warp {
+
+inline std::vector<float> RandomFloats(size_t n, std::mt19937& rng, float scale = 1.f) {
+  std::normal_distribution<float> d(0.f, scale);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+// ||got - want|| / ||want|| in double; +inf if `got` has a NaN/Inf.
+inline double RelError(const std::vector<float>& got, const std::vector<float>& want) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (!std::isfinite(got[i])) return INFINITY;
+    const double d = static_cast<double>(got[i]) - want[i];
+    num += d * d;
+    den += static_cast<double>(want[i]) * want[i];
+  }
+  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+
+// A random MoE problem: FP4 experts quantised with kernels/formats, activations, routing
+// with distinct experts per token skewed towards low ids (odd expert loads), and every
+// fifth token's last slot skipped (id -1). Owns the storage `params` points to.
+struct MoeProblem {
+  kernels::MoeParams params;
+  std::vector<uint8_t> w13_packed, w13_scales, w2_packed, w2_scales;
+  std::vector<float> w13_scale2, w2_scale2, x, weights, out;
+  std::vector<int32_t> ids;
+};
+void MakeMoeProblem(kernels::Fp4Format format, int tokens, int dim, int inter, int experts,
+                    int topk, uint32_t seed, MoeProblem* p);
+
+}  // namespace qprof::warp
+
+#endif  // QPROF_TESTS_WARP_EMU_EMU_UTIL_H_
