@@ -33,9 +33,13 @@ fi
 
 if (( want_tests )); then
   # Python packages for tests: ml_dtypes is the independent FP4/FP8 oracle; the NVIDIA
-  # cuobjdump/nvdisasm wheels give SASS inspection without a full toolkit install.
+  # cuobjdump/nvdisasm wheels give SASS inspection without a full toolkit install;
+  # nvidia-cutlass ships the CuTe headers (see below).
   py_missing=()
   python3 -c "import ml_dtypes, numpy" 2>/dev/null || py_missing+=(ml_dtypes numpy)
+  # nvidia-cutlass: CuTe's headers, for the host-side cross-check of the PTX warp model's
+  # fragment tables against CuTe's MMA_Traits (tests/warp_emu/cute_crosscheck_test.cc).
+  python3 -c "import cutlass_library" 2>/dev/null || py_missing+=(nvidia-cutlass)
   if ! command -v cuobjdump >/dev/null && ! ls "$(python3 -c 'import site;print(site.getsitepackages()[0])')"/nvidia/cu*/bin/cuobjdump >/dev/null 2>&1; then
     py_missing+=(nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm)
   fi
