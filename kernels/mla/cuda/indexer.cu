@@ -29,12 +29,8 @@ extern "C" __global__ void __launch_bounds__(256)
   }
   __syncthreads();
   const int tok = threadIdx.x >> 4, grp = threadIdx.x & 15;
-  float acc = 0.f;
-  for (int h = grp; h < heads; h += 16) {
-    float d = 0.f;
-    for (int c = 0; c < dim; ++c) d = fmaf(qs[h][c], ks[tok][c], d);
-    acc += w[static_cast<int64_t>(b) * heads + h] * fmaxf(d, 0.f);
-  }
+  float acc = IndexerHeadShare(&qs[0][0], kIdxMaxDim + 1, w + static_cast<int64_t>(b) * heads, ks[tok],
+                               heads, dim, grp);
   acc += __shfl_xor_sync(0xffffffffu, acc, 1);
   acc += __shfl_xor_sync(0xffffffffu, acc, 2);
   acc += __shfl_xor_sync(0xffffffffu, acc, 4);
@@ -59,15 +55,7 @@ extern "C" __global__ void __launch_bounds__(1024)
     const int t = t0 + threadIdx.x;
     bool chosen = false;
     if (t < len) {
-      if (t >= len - window) {
-        chosen = true;
-      } else {
-        const float s = sc[t];
-        int rank = 0;
-        for (int u = 0; u < len && rank < index_topk; ++u)
-          rank += (sc[u] > s) || (sc[u] == s && u < t);
-        chosen = rank < index_topk;
-      }
+      chosen = IndexerChosen(sc, len, t, index_topk, window);
     }
     const unsigned mask = __ballot_sync(0xffffffffu, chosen);
     if (lane == 0) warp_counts[warp] = __popc(mask);

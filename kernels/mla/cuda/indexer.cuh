@@ -12,11 +12,6 @@
 
 #include <stdint.h>
 
-namespace qprof::kernels::cuda {
-inline constexpr int kIdxTile = 16;
-inline constexpr int kIdxMaxDim = 128;
-inline constexpr int kIdxMaxHeads = 64;
-inline constexpr int kIdxMaxLen = 12288;
-}  // namespace qprof::kernels::cuda
+#include "kernels/mla/cuda/indexer_math.h"  // constants and the per-thread math
 
 #endif  // QPROF_KERNELS_MLA_CUDA_INDEXER_CUH_

@@ -85,28 +85,28 @@ __device__ __forceinline__ void SparseMlaSimtBody(const SparseMlaArgs& a) {
       tmax = fmaxf(tmax, sr);
     }
     __syncwarp();
-    const float mn = fmaxf(m, tmax);
-    if (mn == -INFINITY) continue;  // nothing valid yet
-    const float alpha = __expf(m - mn);
+    const MlaRescale rs = MlaOnlineRescale(m, tmax);  // shared with the MMA kernel
+    if (rs.none) continue;  // nothing valid yet
+    const float alpha = rs.alpha;
     l *= alpha;
 #pragma unroll
     for (int i = 0; i < kMlaDv / 32; ++i) acc[i] *= alpha;
 #pragma unroll 2
     for (int r = 0; r < kSimtTile; ++r) {
-      const float p = __expf(ssc[warp][r] - mn);  // 0 for invalid rows
+      const float p = MlaProb(ssc[warp][r], rs);  // 0 for invalid rows
       l += p;
 #pragma unroll
       for (int i = 0; i < kMlaDv / 32; ++i) acc[i] = fmaf(p, kvs[r][lane + 32 * i], acc[i]);
     }
-    m = mn;
+    m = rs.m_new;
     __syncwarp();
   }
   if (!head_ok) return;
   float* o = a.out + (static_cast<int64_t>(b) * a.heads + h) * kMlaDv;
-  const float inv = l > 0.f ? 1.f / l : 0.f;
+  const float inv = MlaInvSum(l);
 #pragma unroll
   for (int i = 0; i < kMlaDv / 32; ++i) o[lane + 32 * i] = acc[i] * inv;
-  if (a.lse && lane == 0) a.lse[static_cast<int64_t>(b) * a.heads + h] = l > 0.f ? m + logf(l) : -INFINITY;
+  if (a.lse && lane == 0) a.lse[static_cast<int64_t>(b) * a.heads + h] = MlaLse(m, l);
 }
 
 }  // namespace qprof::kernels::cuda

@@ -28,7 +28,9 @@ QPROF_HDC int SlotGemvXIndex(int i) { return (i >> 5) * kSlotGemvXPad + (i & 31)
 QPROF_HDI void SlotGemvChunkDot(const uint32_t (&words)[4], const float* xc, float& s0,
                                 float& s1) {
   float acc[2] = {0.f, 0.f};
+#if defined(__CUDACC__)
 #pragma unroll
+#endif
   for (int q = 0; q < 4; ++q) {
     const float* xa = xc + q * 8;
     uint32_t e0, o0, e1, o1;
