@@ -78,3 +78,38 @@ TEST(CommonCudaTest, RmsNormDenseGemmArgmaxRouterMatchCpu) {
 
 }  // namespace
 }  // namespace qprof
+
+namespace qprof {
+namespace {
+
+// Bug 4: NaN logits must not select out-of-range ids (the kernel used to keep 0x7fffffff
+// when every remaining key was NaN and write it as an expert id). Same rule as the CPU.
+TEST(CommonCudaTest, RouterTopkWithNaNLogitsMatchesCpu) {
+  QPROF_SKIP_WITHOUT_GPU();
+  const int tokens = 3, experts = 37, topk = 6;
+  std::vector<float> logits(tokens * experts, 0.5f), bias(experts, 0.f);
+  for (int e = 0; e < experts; ++e) logits[e] = NAN;                         // all NaN
+  for (int e = 0; e < experts; e += 3) logits[experts + e] = NAN;            // some NaN
+  for (int e = 0; e < experts; ++e) logits[2 * experts + e] = e < 34 ? NAN : 0.1f * e;  // 3 finite
+  std::vector<int32_t> rid(tokens * topk);
+  std::vector<float> rw(tokens * topk);
+  kernels::RouterTopkParams tp{tokens, experts, topk, 1.f, logits.data(), bias.data(), rid.data(), rw.data()};
+  ASSERT_TRUE(kernels::RouterTopkCpu(tp).ok());
+  DeviceBuffer<float> dl(logits), db(bias), drw(rw.size());
+  DeviceBuffer<int32_t> drid(rid.size());
+  drid.Poison();
+  drw.Poison();
+  tp.logits = dl.get(); tp.bias = db.get(); tp.topk_ids = drid.get(); tp.topk_weights = drw.get();
+  ASSERT_TRUE(kernels::cuda::LaunchRouterTopk(tp, nullptr).ok());
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  const std::vector<int32_t> got = drid.Download();
+  EXPECT_EQ(got, rid);
+  for (int32_t id : got) {
+    EXPECT_GE(id, 0);
+    EXPECT_LT(id, experts);
+  }
+  EXPECT_LT(RelError(drw.Download(), rw), 1e-5);
+}
+
+}  // namespace
+}  // namespace qprof

@@ -3,6 +3,7 @@
 // padding indices, head counts not a multiple of 8/16, outputs poisoned with NaN.
 // Bounds: SIMT (FP32 FMA) 1e-4; tensor core (BF16 q, P and MMA operands) 2e-2.
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -52,7 +53,9 @@ double RunMla(bool tensor, int batch, int heads, int topk, uint32_t seed, bool s
   d.q = dq.get(); d.kv = dkv.get(); d.seq_lens = dlens.get(); d.indices = didx.get();
   d.out = dout.get(); d.lse = dlse.get();
   const size_t ws_bytes = split ? kernels::cuda::SparseMlaMmaWorkspaceBytes(d) : 0;
-  if (split) EXPECT_GT(ws_bytes, 0u) << "batch " << batch << " should split";
+  if (split) {
+    EXPECT_GT(ws_bytes, 0u) << "batch " << batch << " should split";
+  }
   DeviceBuffer<uint8_t> ws(ws_bytes);
   ws.Poison();
   const absl::Status st = tensor ? kernels::cuda::LaunchSparseMlaMma(d, ws.get(), ws_bytes, nullptr)
@@ -120,6 +123,59 @@ TEST(IndexerCudaTest, MatchesReferenceSelection) {
   // one token; random data makes that vanishingly rare, so the selection must match.
   EXPECT_EQ(didx.Download(), want);
   EXPECT_EQ(dcounts.Download(), counts);
+}
+
+// Bug 3: the top-k kernel's ~150 B of static shared memory count against the 48 KiB
+// default: a stride just under 12288 floats needs the opt-in (it used to fail to launch).
+TEST(IndexerCudaTest, LaunchesJustBelowTheMaxStride) {
+  QPROF_SKIP_WITHOUT_GPU();
+  std::mt19937 rng(4);
+  kernels::IndexerParams p;
+  p.batch = 1; p.index_heads = 4; p.index_dim = 32; p.index_topk = 64; p.window = 8;
+  p.kv_seq_stride = 12256; p.out_topk = 72;
+  const std::vector<float> q = RandomFloats(p.index_heads * p.index_dim, rng);
+  const std::vector<float> w = RandomFloats(p.index_heads, rng);
+  const std::vector<float> kf = RandomFloats(static_cast<size_t>(p.kv_seq_stride) * p.index_dim, rng);
+  std::vector<uint16_t> keys(kf.size());
+  kernels::FloatToBf16N(kf.data(), kf.size(), keys.data());
+  std::vector<int32_t> lens = {12250};
+  std::vector<float> scores(p.kv_seq_stride);
+  std::vector<int32_t> want(p.out_topk), counts(1);
+  p.q = q.data(); p.head_weights = w.data(); p.keys = keys.data(); p.seq_lens = lens.data();
+  p.scores = scores.data(); p.indices = want.data(); p.counts = counts.data();
+  ASSERT_TRUE(kernels::IndexerTopkReferenceCpu(p).ok());
+  DeviceBuffer<float> dq(q), dw(w), dscores(scores.size());
+  DeviceBuffer<uint16_t> dkeys(keys);
+  DeviceBuffer<int32_t> dlens(lens), didx(want.size()), dcounts(1);
+  didx.Poison();
+  kernels::IndexerParams d = p;
+  d.q = dq.get(); d.head_weights = dw.get(); d.keys = dkeys.get(); d.seq_lens = dlens.get();
+  d.scores = dscores.get(); d.indices = didx.get(); d.counts = dcounts.get();
+  const absl::Status st = kernels::cuda::LaunchIndexerTopk(d, nullptr);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_EQ(didx.Download(), want);
+}
+
+// Bug 2: the 95,808 B opt-in is per device. Every visible device runs the tensor-core
+// kernel, from one host thread per device at the same time (as --tp N ranks do).
+TEST(MlaCudaTest, TensorCoreKernelRunsOnEveryDeviceFromConcurrentThreads) {
+  QPROF_SKIP_WITHOUT_GPU();
+  int n = 0;
+  ASSERT_EQ(cudaGetDeviceCount(&n), cudaSuccess);
+  std::vector<double> errs(n, -1.0);
+  std::vector<std::thread> threads;
+  for (int dev = 0; dev < n; ++dev) {
+    threads.emplace_back([dev, &errs] {
+      if (cudaSetDevice(dev) != cudaSuccess) return;
+      errs[dev] = RunMla(true, 2, 16, 64, 31 + dev);
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int dev = 0; dev < n; ++dev) {
+    EXPECT_GE(errs[dev], 0.0) << "cudaSetDevice(" << dev << ") failed";
+    EXPECT_LT(errs[dev], 2e-2) << "device " << dev << " of " << n;
+  }
 }
 
 TEST(MlaCudaCheck, RejectsNonLatentShapes) {
