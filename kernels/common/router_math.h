@@ -23,8 +23,8 @@ QPROF_HDI float RouterScore(float logit) {
   return 1.0f / (1.0f + expf(-logit));
 }
 QPROF_HDI float RouterKey(float logit, float bias) {
-  const float k = RouterScore(logit) + bias;
-  return (logit != logit || k != k) ? -INFINITY : k;
+  const float k = 1.0f / (1.0f + expf(-logit)) + bias;  // NaN logit -> NaN k
+  return k != k ? -INFINITY : k;
 }
 // True when (key_a, a) ranks before (key_b, b): higher key, then lower index. Keys are
 // never NaN (RouterKey), so this is a strict total order.

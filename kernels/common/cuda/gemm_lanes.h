@@ -23,11 +23,13 @@ inline constexpr int kGemmChunkK = 32;
 // g+8, clamped to the last row (their outputs are dropped).
 QPROF_HDC int GemmFirstRow(int block, int warp) { return (block * kGemmWarps + warp) * 16; }
 QPROF_HDC int GemmRowClamped(int r0, int g, int half, int n) {
-  return r0 + 8 * half + g < n ? r0 + 8 * half + g : n - 1;
+  const int r = r0 + 8 * half + g;
+  return r < n - 1 ? r : n - 1;  // min(): one IMNMX
 }
 // Token row whose activations lane g feeds as column g of n-tile j (clamped, as padding).
 QPROF_HDC int GemmTokenClamped(int m0, int j, int g, int m) {
-  return m0 + 8 * j + g < m ? m0 + 8 * j + g : m - 1;
+  const int r = m0 + 8 * j + g;
+  return r < m - 1 ? r : m - 1;
 }
 // Element offset of the lane's 8 weights / activations inside a 32-wide K chunk.
 QPROF_HDC int GemmLaneK(int t) { return 8 * t; }
