@@ -77,6 +77,8 @@ struct DenseGemmParams {
 
 // Router (DeepSeek-V3 style): scores = sigmoid(logits); choose top-k of (scores + bias);
 // weights = scores of the chosen experts renormalised to sum 1, times route_scale.
+// NaN counts as -inf (kernels/common/router_math.h, shared by the CPU and CUDA kernels):
+// such experts are chosen last, by index, with weight 0; ids are always in range.
 struct RouterTopkParams {
   int tokens = 0;
   int experts = 0;
