@@ -1,6 +1,6 @@
-// Per-format scale decoding for the CUDA MoE kernels. Block scales are decoded with the
-// shared host/device codecs (kernels/formats/fp4_codecs.h), so host references and device
-// kernels read the same bits the same way.
+// Per-format block facts for the CUDA MoE kernels. Block scales are decoded with the shared
+// host/device codecs (kernels/formats/fp4_codecs.h) inside the host-callable lane headers
+// (slot_gemv_math.h, w4a16_lanes.h), so host tests and device kernels read the same bits.
 #ifndef QPROF_KERNELS_MOE_CUDA_FP4_SCALES_CUH_
 #define QPROF_KERNELS_MOE_CUDA_FP4_SCALES_CUH_
 
@@ -16,9 +16,6 @@ template <bool kNvfp4>
 struct Fp4Traits {
   static constexpr int kBlock = kNvfp4 ? 16 : 32;
   static constexpr int kScalesPer16B = kNvfp4 ? 2 : 1;
-  __device__ __forceinline__ static float Scale(uint8_t code) {
-    return kNvfp4 ? fp4::E4M3ToFloat(code) : fp4::Ue8m0ToFloat(code);
-  }
 };
 
 }  // namespace qprof::kernels::cuda
