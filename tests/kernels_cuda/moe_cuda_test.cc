@@ -4,6 +4,7 @@
 // before every run. Error bounds (METHOD.md): slot_gemv decodes FP4 exactly and sums in
 // FP32 -> 1e-4; w4a16_mma rounds activations and hidden states to BF16 -> 1e-2; fp4_mma
 // also quantises activations to FP4 -> 0.35 (sm_120 only; elsewhere FailedPrecondition).
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <string>
@@ -59,11 +60,17 @@ struct Case {
 
 // Runs `path` and the CPU reference on one random case; returns the relative error (or
 // -1 when the path reported FailedPrecondition, e.g. fp4_mma off sm_120).
-double RunCase(const Case& c, MoeCudaPath path, uint32_t seed) {
+// w13_scale_shift (MXFP4 only): adds to every W13 scale code and divides x by 2^shift, so
+// the products stay the same while the scale codes reach the top of the UE8M0 range.
+double RunCase(const Case& c, MoeCudaPath path, uint32_t seed, int w13_scale_shift = 0) {
   std::mt19937 rng(seed);
-  const HostFp4 w13 = RandomExperts(c.format, c.experts, 2 * c.inter, c.dim, rng);
+  HostFp4 w13 = RandomExperts(c.format, c.experts, 2 * c.inter, c.dim, rng);
   const HostFp4 w2 = RandomExperts(c.format, c.experts, c.dim, c.inter, rng);
-  const std::vector<float> x = RandomFloats(static_cast<size_t>(c.tokens) * c.dim, rng);
+  std::vector<float> x = RandomFloats(static_cast<size_t>(c.tokens) * c.dim, rng);
+  if (w13_scale_shift != 0) {
+    for (uint8_t& code : w13.scales) code = static_cast<uint8_t>(code + w13_scale_shift);
+    for (float& v : x) v = std::ldexp(v, -w13_scale_shift);
+  }
   const std::vector<float> base = RandomFloats(static_cast<size_t>(c.tokens) * c.dim, rng);
   std::vector<int32_t> ids(static_cast<size_t>(c.tokens) * c.topk);
   std::vector<float> wts(ids.size());
@@ -155,6 +162,14 @@ TEST_P(MoeCudaTest, Fp4MmaMatchesReferenceOnSm120) {
   // FP4 activations (x and the hidden state) cost ~10-20 % relative error; a wrong fragment
   // layout or scale gives ~1 or more.
   EXPECT_LT(err, 0.35) << kernels::FormatName(format) << " tokens " << tokens;
+}
+
+// Bug 5: slot_gemv folded 2^14 into the MXFP4 scale, 2^(e-127) * 2^14 = inf for codes
+// e >= 241. Codes shifted to ~240-246 must still match the reference.
+TEST(MoeCudaNumericsTest, SlotGemvHandlesTopMxfp4ScaleCodes) {
+  QPROF_SKIP_WITHOUT_GPU();
+  const double err = RunCase({Fp4Format::kMxfp4, 3, 256, 160, 8, 3}, MoeCudaPath::kSlotGemv, 71, 120);
+  EXPECT_LT(err, 1e-4);
 }
 
 INSTANTIATE_TEST_SUITE_P(Sizes, MoeCudaTest,
