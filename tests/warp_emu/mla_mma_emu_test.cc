@@ -34,31 +34,124 @@ uint32_t Lds32(const uint8_t* p) {
   return v;
 }
 
-// One block: sequence b, heads h0 .. h0+15.
-void EmulateBlock(const kernels::SparseMlaParams& p, int b, int h0) {
+// Per warp: the online-softmax state of its lanes' two head rows and 16 n8 accumulators.
+struct WarpState {
+  float m[kLanes][2], l[kLanes][2];
+  Acc acc[16] = {};
+  WarpState() {
+    for (int lane = 0; lane < kLanes; ++lane)
+      for (int rr = 0; rr < 2; ++rr) m[lane][rr] = -INFINITY, l[lane][rr] = 0.f;
+  }
+};
+using Scores = float[16][kMmaSsStride];
+
+// Q of heads h0 .. h0+15 as BF16 pairs (rows past `heads` zero).
+std::vector<uint8_t> StageQ(const kernels::SparseMlaParams& p, int b, int h0) {
   std::vector<uint8_t> qs(16 * kMmaRowBytes, 0);
-  for (int r = 0; r < 16; ++r) {
+  for (int r = 0; r < 16 && h0 + r < p.heads; ++r) {
+    const float* q = p.q + (static_cast<int64_t>(b) * p.heads + h0 + r) * kMlaDqk;
     for (int c = 0; c < kMlaDqk; c += 2) {
-      float x0 = 0.f, x1 = 0.f;
-      if (h0 + r < p.heads) {
-        const float* q = p.q + (static_cast<int64_t>(b) * p.heads + h0 + r) * kMlaDqk + c;
-        x0 = q[0];
-        x1 = q[1];
-      }
-      const uint32_t v = kernels::reg::PackBf16x2(x0, x1);
+      const uint32_t v = kernels::reg::PackBf16x2(q[c], q[c + 1]);
       std::memcpy(&qs[r * kMmaRowBytes + c * 2], &v, 4);
     }
   }
+  return qs;
+}
+
+// Step 2: S[16 heads][32 tokens], warp w computing tokens 8w .. 8w+7, masked and scaled.
+void QkScores(const std::vector<uint8_t>& qs, const std::vector<uint8_t>& kt, const int* vld,
+              float scale, Scores& ss) {
+  for (int w = 0; w < 4; ++w) {
+    Acc sacc = {};
+    for (int s = 0; s < kMlaDqk / 16; ++s) {
+      Regs<4> a;
+      Regs<2> bb;
+      for (int lane = 0; lane < kLanes; ++lane) {
+        const int g = lane >> 2, t = lane & 3;
+        for (int r = 0; r < 4; ++r) a[lane][r] = Lds32(&qs[MlaQkARow(g, r) * kMmaRowBytes + MlaQkByte(s, t, r)]);
+        const uint8_t* krow = &kt[MlaQkBRow(w, g) * kMmaRowBytes];
+        bb[lane][0] = Lds32(krow + MlaQkByte(s, t, 0));
+        bb[lane][1] = Lds32(krow + MlaQkByte(s, t, 2));
+      }
+      sacc = MmaM16n8k16Bf16(a, bb, sacc);
+    }
+    for (int lane = 0; lane < kLanes; ++lane) {
+      const int g = lane >> 2, t = lane & 3;
+      for (int i = 0; i < 4; ++i) {
+        const int c = MlaScoreCol(w, t, i);
+        ss[MlaScoreRow(g, i)][c] = vld[c] ? sacc[lane][i] * scale : -INFINITY;
+      }
+    }
+  }
+}
+
+// Step 3 for warp w: each lane's 16 P values (head rows g, g+8), quad max and sum, the
+// running state rescaled, and the P fragments of the two k16 steps.
+void Softmax(const Scores& ss, WarpState& st, Regs<4> (&pa)[2]) {
+  for (int rr = 0; rr < 2; ++rr) {
+    float v[kLanes][8], tmax[kLanes], psum[kLanes];
+    MlaRescale rs[kLanes];
+    for (int lane = 0; lane < kLanes; ++lane) {
+      const int g = lane >> 2, t = lane & 3;
+      for (int j = 0; j < 2; ++j)
+        for (int q = 0; q < 4; ++q) v[lane][4 * j + q] = ss[g + 8 * rr][MlaPCol(j, t, q)];
+      tmax[lane] = v[lane][0];
+      for (int i = 1; i < 8; ++i) tmax[lane] = fmaxf(tmax[lane], v[lane][i]);
+    }
+    for (int lane = 0; lane < kLanes; ++lane) {  // quad max (shfl xor 1, 2), then P
+      const int q0 = lane & ~3;
+      const float qmax = fmaxf(fmaxf(tmax[q0], tmax[q0 + 1]), fmaxf(tmax[q0 + 2], tmax[q0 + 3]));
+      rs[lane] = MlaOnlineRescale(st.m[lane][rr], qmax);
+      psum[lane] = 0.f;
+      for (int i = 0; i < 8; ++i) {
+        v[lane][i] = MlaProb(v[lane][i], rs[lane]);
+        psum[lane] += v[lane][i];
+      }
+    }
+    for (int lane = 0; lane < kLanes; ++lane) {  // quad sum in the butterfly's order
+      const float quad = (psum[lane] + psum[lane ^ 1]) + (psum[lane ^ 2] + psum[(lane ^ 2) ^ 1]);
+      st.l[lane][rr] = st.l[lane][rr] * rs[lane].alpha + quad;
+      st.m[lane][rr] = rs[lane].m_new;
+      for (int n = 0; n < 16; ++n) {
+        st.acc[n][lane][2 * rr] *= rs[lane].alpha;
+        st.acc[n][lane][2 * rr + 1] *= rs[lane].alpha;
+      }
+      for (int j = 0; j < 2; ++j) {
+        pa[j][lane][MlaPReg(rr, 0)] = kernels::reg::PackBf16x2(v[lane][4 * j], v[lane][4 * j + 1]);
+        pa[j][lane][MlaPReg(rr, 1)] = kernels::reg::PackBf16x2(v[lane][4 * j + 2], v[lane][4 * j + 3]);
+      }
+    }
+  }
+}
+
+// Step 4 for warp w: O[16][dims 128w ..] += P V, V fragments by ldmatrix.x4.trans.
+void Pv(const std::vector<uint8_t>& kt, int w, const Regs<4> (&pa)[2], WarpState& st) {
+  for (int j = 0; j < 2; ++j) {
+    for (int np = 0; np < 8; ++np) {
+      std::array<uint32_t, kLanes> addr;
+      for (int lane = 0; lane < kLanes; ++lane)
+        addr[lane] = MlaPvLdRow(j, lane) * kMmaRowBytes + MlaPvLdCol(w, np, lane) * 2;
+      Regs<4> vr;
+      ASSERT_TRUE(LdmatrixX4(kt, addr, /*trans=*/true, &vr)) << "ldmatrix address out of the tile";
+      Regs<2> b0, b1;
+      for (int lane = 0; lane < kLanes; ++lane) {
+        b0[lane] = {vr[lane][0], vr[lane][1]};
+        b1[lane] = {vr[lane][2], vr[lane][3]};
+      }
+      st.acc[2 * np] = MmaM16n8k16Bf16(pa[j], b0, st.acc[2 * np]);
+      st.acc[2 * np + 1] = MmaM16n8k16Bf16(pa[j], b1, st.acc[2 * np + 1]);
+    }
+  }
+}
+
+// One block: sequence b, heads h0 .. h0+15, unsplit.
+void EmulateBlock(const kernels::SparseMlaParams& p, int b, int h0) {
+  const std::vector<uint8_t> qs = StageQ(p, b, h0);
   const int32_t* idx = p.indices + static_cast<int64_t>(b) * p.topk;
   const uint16_t* kv_seq = p.kv + static_cast<int64_t>(b) * p.kv_seq_stride * kMlaDqk;
-  float m[4][kLanes][2], l[4][kLanes][2];
-  Acc acc[4][16] = {};
-  for (int w = 0; w < 4; ++w)
-    for (int lane = 0; lane < kLanes; ++lane)
-      for (int rr = 0; rr < 2; ++rr) m[w][lane][rr] = -INFINITY, l[w][lane][rr] = 0.f;
-  const int tiles = (p.topk + kMmaTile - 1) / kMmaTile;
-  for (int tile = 0; tile < tiles; ++tile) {
-    std::vector<uint8_t> kt(kMmaTile * kMmaRowBytes, 0);
+  WarpState st[4];
+  for (int tile = 0; tile < (p.topk + kMmaTile - 1) / kMmaTile; ++tile) {
+    std::vector<uint8_t> kt(kMmaTile * kMmaRowBytes, 0);  // step 1: the gathered tile
     int vld[kMmaTile];
     for (int r = 0; r < kMmaTile; ++r) {
       const int i = tile * kMmaTile + r;
@@ -66,83 +159,12 @@ void EmulateBlock(const kernels::SparseMlaParams& p, int b, int h0) {
       vld[r] = tok >= 0;
       if (tok >= 0) std::memcpy(&kt[r * kMmaRowBytes], kv_seq + static_cast<int64_t>(tok) * kMlaDqk, kMlaDqk * 2);
     }
-    float ss[16][kMmaSsStride];
-    for (int w = 0; w < 4; ++w) {  // QK^T: warp w, tokens 8w .. 8w+7
-      Acc sacc = {};
-      for (int s = 0; s < kMlaDqk / 16; ++s) {
-        Regs<4> a;
-        Regs<2> bb;
-        for (int lane = 0; lane < kLanes; ++lane) {
-          const int g = lane >> 2, t = lane & 3;
-          for (int r = 0; r < 4; ++r) a[lane][r] = Lds32(&qs[MlaQkARow(g, r) * kMmaRowBytes + MlaQkByte(s, t, r)]);
-          const uint8_t* krow = &kt[MlaQkBRow(w, g) * kMmaRowBytes];
-          bb[lane][0] = Lds32(krow + MlaQkByte(s, t, 0));
-          bb[lane][1] = Lds32(krow + MlaQkByte(s, t, 2));
-        }
-        sacc = MmaM16n8k16Bf16(a, bb, sacc);
-      }
-      for (int lane = 0; lane < kLanes; ++lane) {
-        const int g = lane >> 2, t = lane & 3;
-        for (int i = 0; i < 4; ++i) {
-          const int c = MlaScoreCol(w, t, i);
-          ss[MlaScoreRow(g, i)][c] = vld[c] ? sacc[lane][i] * p.softmax_scale : -INFINITY;
-        }
-      }
-    }
-    for (int w = 0; w < 4; ++w) {  // softmax + PV: warp w, output dims 128w ..
+    Scores ss;
+    QkScores(qs, kt, vld, p.softmax_scale, ss);
+    for (int w = 0; w < 4; ++w) {
       Regs<4> pa[2];
-      float v[kLanes][2][8];
-      MlaRescale rs[kLanes][2];
-      for (int rr = 0; rr < 2; ++rr) {
-        float tmax[kLanes], psum[kLanes];
-        for (int lane = 0; lane < kLanes; ++lane) {
-          const int g = lane >> 2, t = lane & 3;
-          for (int j = 0; j < 2; ++j)
-            for (int q = 0; q < 4; ++q) v[lane][rr][4 * j + q] = ss[g + 8 * rr][MlaPCol(j, t, q)];
-          tmax[lane] = v[lane][rr][0];
-          for (int i = 1; i < 8; ++i) tmax[lane] = fmaxf(tmax[lane], v[lane][rr][i]);
-        }
-        for (int lane = 0; lane < kLanes; ++lane) {  // quad max (shfl xor 1, 2)
-          const int q0 = lane & ~3;
-          const float qmax = fmaxf(fmaxf(tmax[q0], tmax[q0 + 1]), fmaxf(tmax[q0 + 2], tmax[q0 + 3]));
-          rs[lane][rr] = MlaOnlineRescale(m[w][lane][rr], qmax);
-          psum[lane] = 0.f;
-          for (int i = 0; i < 8; ++i) {
-            v[lane][rr][i] = MlaProb(v[lane][rr][i], rs[lane][rr]);
-            psum[lane] += v[lane][rr][i];
-          }
-        }
-        for (int lane = 0; lane < kLanes; ++lane) {  // quad sum, butterfly order
-          const float x1 = psum[lane] + psum[lane ^ 1];
-          const float x2 = psum[lane ^ 2] + psum[(lane ^ 2) ^ 1];
-          l[w][lane][rr] = l[w][lane][rr] * rs[lane][rr].alpha + (x1 + x2);
-          m[w][lane][rr] = rs[lane][rr].m_new;
-          for (int n = 0; n < 16; ++n) {
-            acc[w][n][lane][2 * rr] *= rs[lane][rr].alpha;
-            acc[w][n][lane][2 * rr + 1] *= rs[lane][rr].alpha;
-          }
-          for (int j = 0; j < 2; ++j) {
-            pa[j][lane][MlaPReg(rr, 0)] = kernels::reg::PackBf16x2(v[lane][rr][4 * j], v[lane][rr][4 * j + 1]);
-            pa[j][lane][MlaPReg(rr, 1)] = kernels::reg::PackBf16x2(v[lane][rr][4 * j + 2], v[lane][rr][4 * j + 3]);
-          }
-        }
-      }
-      for (int j = 0; j < 2; ++j) {
-        for (int np = 0; np < 8; ++np) {
-          std::array<uint32_t, kLanes> addr;
-          for (int lane = 0; lane < kLanes; ++lane)
-            addr[lane] = MlaPvLdRow(j, lane) * kMmaRowBytes + MlaPvLdCol(w, np, lane) * 2;
-          Regs<4> vr;
-          ASSERT_TRUE(LdmatrixX4(kt, addr, /*trans=*/true, &vr)) << "ldmatrix address out of the tile";
-          Regs<2> b0, b1;
-          for (int lane = 0; lane < kLanes; ++lane) {
-            b0[lane] = {vr[lane][0], vr[lane][1]};
-            b1[lane] = {vr[lane][2], vr[lane][3]};
-          }
-          acc[w][2 * np] = MmaM16n8k16Bf16(pa[j], b0, acc[w][2 * np]);
-          acc[w][2 * np + 1] = MmaM16n8k16Bf16(pa[j], b1, acc[w][2 * np + 1]);
-        }
-      }
+      Softmax(ss, st[w], pa);
+      Pv(kt, w, pa, st[w]);
     }
   }
   for (int w = 0; w < 4; ++w) {
@@ -151,13 +173,14 @@ void EmulateBlock(const kernels::SparseMlaParams& p, int b, int h0) {
       for (int rr = 0; rr < 2; ++rr) {
         const int h = h0 + g + 8 * rr;
         if (h >= p.heads) continue;
-        const float inv = MlaInvSum(l[w][lane][rr]);
+        const float inv = MlaInvSum(st[w].l[lane][rr]);
         float* o = p.out + (static_cast<int64_t>(b) * p.heads + h) * kMlaDv;
         for (int n = 0; n < 16; ++n) {
-          o[MlaOutDim(w, n, t)] = acc[w][n][lane][2 * rr] * inv;
-          o[MlaOutDim(w, n, t) + 1] = acc[w][n][lane][2 * rr + 1] * inv;
+          o[MlaOutDim(w, n, t)] = st[w].acc[n][lane][2 * rr] * inv;
+          o[MlaOutDim(w, n, t) + 1] = st[w].acc[n][lane][2 * rr + 1] * inv;
         }
-        if (p.lse && w == 0 && t == 0) p.lse[static_cast<int64_t>(b) * p.heads + h] = MlaLse(m[w][lane][rr], l[w][lane][rr]);
+        if (p.lse && w == 0 && t == 0)
+          p.lse[static_cast<int64_t>(b) * p.heads + h] = MlaLse(st[w].m[lane][rr], st[w].l[lane][rr]);
       }
     }
   }
