@@ -40,74 +40,88 @@ struct W4Gemm {
   float* slot_out;                // GEMM2 out
 };
 
+// Shared memory of one warp as the issue() lambda's cp.async calls leave it for stage st.
+struct W4Stage {
+  uint8_t w[2][2][kLanes][16];  // [chunk][row g | g+8][lane]
+  uint8_t s[16][16] = {};       // [scale slot][stage scale bytes]
+  std::vector<uint8_t> act = std::vector<uint8_t>(kW4NT * 8 * kW4ActRowBytes, 0);  // zero-filled
+};
+
+template <bool kNv, bool kGateUp>
+void StageW4(const W4Gemm& a, int e, int f0, int tok0, int st, W4Stage* sm) {
+  const int row0 = a.offsets[e], count = a.offsets[e + 1] - row0;
+  const int64_t row_bytes = a.K / 2;
+  const int spr = a.K / (kNv ? 16 : 32);
+  const uint8_t* wbase = a.packed + static_cast<int64_t>(e) * a.rows_e * row_bytes;
+  const uint8_t* sbase = a.scales + static_cast<int64_t>(e) * a.rows_e * spr;
+  const int64_t kb = W4WeightStageByte(st);
+  for (int lane = 0; lane < kLanes; ++lane) {
+    const int g = LaneGroup(lane), t = LaneInGroup(lane);
+    const int rows[2] = {MoeTileRowA(f0, g), MoeTileRowB(kGateUp, f0, g, a.inter)};
+    for (int c = 0; c < 2; ++c)
+      for (int h = 0; h < 2; ++h)
+        std::memcpy(sm->w[c][h][lane], wbase + rows[h] * row_bytes + kb + W4WeightChunkByte(c) + W4WeightLaneByte(t), 16);
+    if (lane < 16) {
+      const int row = W4ScaleLoadRow(kGateUp, f0, lane, a.inter);
+      const int bytes = W4ScaleBytesPerStage(kNv);
+      std::memcpy(sm->s[lane], sbase + static_cast<int64_t>(row) * spr + st * bytes, bytes);
+    }
+  }
+  for (int p = 0; p < kW4NT * 8 * 32; ++p) {
+    const int r = p >> 5, piece = p & 31, tok = tok0 + r;
+    if (tok < count)
+      std::memcpy(&sm->act[r * kW4ActRowBytes + piece * 16],
+                  a.act + static_cast<int64_t>(row0 + tok) * a.K + W4ActPieceElem(st, piece), 16);
+  }
+}
+
+// The two 128-wide chunks of a staged stage: 8 K16 steps each, kW4NT MMAs per step.
+template <bool kNv>
+void ComputeW4Stage(const W4Stage& sm, Acc (&acc)[kW4NT]) {
+  for (int c = 0; c < 2; ++c) {
+    uint32_t scale_a[kLanes][2], scale_b[kLanes][2], words[kLanes][2][4];
+    for (int lane = 0; lane < kLanes; ++lane) {
+      const int g = LaneGroup(lane), t = LaneInGroup(lane);
+      W4a16ScaleRegs<kNv>(sm.s[W4ScaleSlot(g, 0)], c, t, scale_a[lane]);
+      W4a16ScaleRegs<kNv>(sm.s[W4ScaleSlot(g, 1)], c, t, scale_b[lane]);
+      std::memcpy(words[lane][0], sm.w[c][0][lane], 16);
+      std::memcpy(words[lane][1], sm.w[c][1][lane], 16);
+    }
+    for (int step = 0; step < 8; ++step) {
+      Regs<4> frag;
+      const int h = W4StepHalf(step), wd = W4StepWord(step);
+      for (int lane = 0; lane < kLanes; ++lane) {
+        uint32_t f[4];
+        if (W4StepByteSel(step)) {
+          W4a16AFragStep<1>(words[lane][0][wd], words[lane][1][wd], scale_a[lane][h], scale_b[lane][h], f);
+        } else {
+          W4a16AFragStep<0>(words[lane][0][wd], words[lane][1][wd], scale_a[lane][h], scale_b[lane][h], f);
+        }
+        for (int r = 0; r < 4; ++r) frag[lane][r] = f[r];
+      }
+      for (int n = 0; n < kW4NT; ++n) {
+        Regs<2> b;
+        for (int lane = 0; lane < kLanes; ++lane) {
+          const int g = LaneGroup(lane), t = LaneInGroup(lane);
+          std::memcpy(b[lane].data(), &sm.act[W4ActRow(n, g) * kW4ActRowBytes + W4ActByte(c, t, step)], 8);
+        }
+        acc[n] = MmaM16n8k16Bf16(frag, b, acc[n]);
+      }
+    }
+  }
+}
+
 // One warp tile (W4a16Body for blockIdx.x * kW4Warps + warp == tile) of expert e.
 template <bool kNv, bool kGateUp>
 void EmulateTile(const W4Gemm& a, int e, int tile) {
-  constexpr int kBlock = kNv ? 16 : 32;
   const int row0 = a.offsets[e], count = a.offsets[e + 1] - row0;
   const int f0 = MoeTileFirstRow(kGateUp, tile);
-  const int64_t row_bytes = a.K / 2;
-  const int spr = a.K / kBlock;
-  const uint8_t* wbase = a.packed + static_cast<int64_t>(e) * a.rows_e * row_bytes;
-  const uint8_t* sbase = a.scales + static_cast<int64_t>(e) * a.rows_e * spr;
-  const int stages = a.K / kW4StageK;
-  const int kScaleBytes = W4ScaleBytesPerStage(kNv);
   for (int tok0 = 0; tok0 < count; tok0 += kW4NT * 8) {
     Acc acc[kW4NT] = {};
-    for (int st = 0; st < stages; ++st) {
-      // Shared memory as the stage's cp.async leaves it.
-      uint8_t w[2][2][kLanes][16];                   // [c][row g | g+8][lane]
-      uint8_t s[16][16] = {};                        // [slot][scale bytes]
-      std::vector<uint8_t> act(kW4NT * 8 * kW4ActRowBytes, 0);
-      const int64_t kb = W4WeightStageByte(st);
-      for (int lane = 0; lane < kLanes; ++lane) {
-        const int g = LaneGroup(lane), t = LaneInGroup(lane);
-        const int rows[2] = {MoeTileRowA(f0, g), MoeTileRowB(kGateUp, f0, g, a.inter)};
-        for (int c = 0; c < 2; ++c)
-          for (int h = 0; h < 2; ++h)
-            std::memcpy(w[c][h][lane], wbase + rows[h] * row_bytes + kb + W4WeightChunkByte(c) + W4WeightLaneByte(t), 16);
-        if (lane < 16) {
-          const int row = W4ScaleLoadRow(kGateUp, f0, lane, a.inter);
-          std::memcpy(s[lane], sbase + static_cast<int64_t>(row) * spr + st * kScaleBytes, kScaleBytes);
-        }
-      }
-      for (int p = 0; p < kW4NT * 8 * 32; ++p) {
-        const int r = p >> 5, piece = p & 31, tok = tok0 + r;
-        if (tok < count)
-          std::memcpy(&act[r * kW4ActRowBytes + piece * 16],
-                      a.act + static_cast<int64_t>(row0 + tok) * a.K + W4ActPieceElem(st, piece), 16);
-      }
-      for (int c = 0; c < 2; ++c) {
-        uint32_t scale_a[kLanes][2], scale_b[kLanes][2], words[kLanes][2][4];
-        for (int lane = 0; lane < kLanes; ++lane) {
-          const int g = LaneGroup(lane), t = LaneInGroup(lane);
-          W4a16ScaleRegs<kNv>(s[W4ScaleSlot(g, 0)], c, t, scale_a[lane]);
-          W4a16ScaleRegs<kNv>(s[W4ScaleSlot(g, 1)], c, t, scale_b[lane]);
-          std::memcpy(words[lane][0], w[c][0][lane], 16);
-          std::memcpy(words[lane][1], w[c][1][lane], 16);
-        }
-        for (int step = 0; step < 8; ++step) {
-          Regs<4> frag;
-          const int h = W4StepHalf(step), wd = W4StepWord(step);
-          for (int lane = 0; lane < kLanes; ++lane) {
-            uint32_t f[4];
-            if (W4StepByteSel(step)) {
-              W4a16AFragStep<1>(words[lane][0][wd], words[lane][1][wd], scale_a[lane][h], scale_b[lane][h], f);
-            } else {
-              W4a16AFragStep<0>(words[lane][0][wd], words[lane][1][wd], scale_a[lane][h], scale_b[lane][h], f);
-            }
-            for (int r = 0; r < 4; ++r) frag[lane][r] = f[r];
-          }
-          for (int n = 0; n < kW4NT; ++n) {
-            Regs<2> b;
-            for (int lane = 0; lane < kLanes; ++lane) {
-              const int g = LaneGroup(lane), t = LaneInGroup(lane);
-              std::memcpy(b[lane].data(), &act[W4ActRow(n, g) * kW4ActRowBytes + W4ActByte(c, t, step)], 8);
-            }
-            acc[n] = MmaM16n8k16Bf16(frag, b, acc[n]);
-          }
-        }
-      }
+    for (int st = 0; st < a.K / kW4StageK; ++st) {
+      W4Stage sm;
+      StageW4<kNv, kGateUp>(a, e, f0, tok0, st, &sm);
+      ComputeW4Stage<kNv>(sm, acc);
     }
     const float post = W4a16PostScale<kNv>(kNv ? a.scale2[e] : 1.f);
     for (int lane = 0; lane < kLanes; ++lane) {
