@@ -58,6 +58,18 @@ CollectorCore::CollectorCore(CuptiApi& api, CoreOptions options)
 CollectorCore::~CollectorCore() {
   if (started_ && !stopped_) (void)Stop();
   ReleaseActive(this);  // waits for callbacks still inside this collector
+  if (worker_ != nullptr && worker_->joinable()) {  // only if Stop() could not run
+    {
+      std::lock_guard<std::mutex> lock(queue_mu_);
+      stop_worker_ = true;
+    }
+    queue_cv_.notify_all();
+    worker_->join();
+  }
+  // Buffers still queued (never decoded) go back to the pool, which frees them.
+  for (const auto& [buffer, valid] : queue_) {
+    if (!pool_.Release(buffer)) std::free(buffer);
+  }
 }
 
 void CollectorCore::DisableAfterFork() { DisableCallbacksAfterFork(); }
@@ -159,7 +171,6 @@ CoreStatus CollectorCore::StartTrace() {
                          static_cast<int64_t>(now + options_.duration_s * 1e9));
     }
   }
-  worker_ = std::make_unique<std::thread>([this] { WorkerLoop(); });
   QPROF_CORE_RETURN_IF_ERROR(QPROF_CUPTI_FATAL(
       api_, api_.ActivityRegisterCallbacks(&CoreCallbacks::BufferRequested,
                                            &CoreCallbacks::BufferCompleted)));
@@ -191,6 +202,8 @@ CoreStatus CollectorCore::StartTrace() {
   for (CUpti_CallbackId cbid : kQuietDriverApis) {
     (void)QPROF_CUPTI_WARN(api_, api_.ActivityEnableDriverApi(cbid, 0));
   }
+  // Last, once nothing can fail: buffers completed meanwhile wait in the queue for it.
+  worker_ = std::make_unique<std::thread>([this] { WorkerLoop(); });
   return OkCore();
 }
 

@@ -262,6 +262,23 @@ TEST_F(TraceSeamTest, NewerLibcuptiIsNoted) {
   EXPECT_TRUE(HasWarning(trace, "newer than the CUPTI 13.0.1 headers"));
 }
 
+// Kernels cannot be traced (e.g. an unsupported device): Start() fails, the collector
+// unsubscribes, and it can be destroyed and another started.
+TEST_F(TraceSeamTest, KernelTracingRefusedFailsStartCleanly) {
+  fake_->faults.refuse_kernel_activity = true;
+  {
+    auto c = Make(CuptiOptions{});
+    absl::Status s = c->Start();
+    EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
+    EXPECT_NE(s.message().find("CONCURRENT_KERNEL"), absl::string_view::npos) << s;
+    EXPECT_NE(fake_->IndexOfCall("Unsubscribe"), SIZE_MAX);
+  }
+  fake_->faults.refuse_kernel_activity = false;
+  auto next = Make(CuptiOptions{});
+  EXPECT_TRUE(next->Start().ok());
+  EXPECT_TRUE(next->Stop().ok());
+}
+
 TEST_F(TraceSeamTest, NoDriverIsOneClearLine) {
   fake_->faults.driver_present = false;
   auto c = Make(CuptiOptions{});

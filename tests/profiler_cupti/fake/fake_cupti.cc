@@ -335,6 +335,9 @@ CUptiResult FakeCupti::ActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFun
 
 CUptiResult FakeCupti::ActivityEnable(CUpti_ActivityKind kind) {
   Log("ActivityEnable(" + std::to_string(static_cast<int>(kind)) + ")");
+  if (faults.refuse_kernel_activity && kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
+    return CUPTI_ERROR_NOT_SUPPORTED;
+  }
   std::lock_guard<std::mutex> lock(mu_);
   enabled_.insert(kind);
   return CUPTI_SUCCESS;

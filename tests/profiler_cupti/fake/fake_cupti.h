@@ -78,6 +78,8 @@ struct FakeFaults {
   // At the forced flush, one buffer is kept back (CUPTI misbehaving): DeliverKept()
   // hands it to the collector later, after it stopped.
   bool keep_one_past_flush = false;
+  // cuptiActivityEnable(CONCURRENT_KERNEL) -> CUPTI_ERROR_NOT_SUPPORTED.
+  bool refuse_kernel_activity = false;
   // cuptiGetVersion's answer.
   uint32_t version = 130001;
   bool driver_present = true;
