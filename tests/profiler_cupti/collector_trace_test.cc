@@ -53,7 +53,9 @@ TEST_F(TraceSeamTest, EveryLaunchOnceFromThreadsStreamsAndGraphs) {
   for (const proto::Activity& a : trace.activities()) {
     ASSERT_GE(a.tid(), 100u);
     EXPECT_EQ(a.nvtx_path(), "decode/worker " + std::to_string(a.tid() - 100)) << a.name();
-    if (a.graph_id() != 0) EXPECT_EQ(a.stream_id(), 3u);
+    if (a.graph_id() != 0) {
+      EXPECT_EQ(a.stream_id(), 3u);
+    }
   }
   EXPECT_EQ(trace.ranges_size(), 2 * kThreads);
   const proto::CollectorStats& s = trace.header().collector();

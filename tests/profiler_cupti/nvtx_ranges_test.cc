@@ -44,7 +44,9 @@ TEST(NvtxTrackerTest, ManySiblingsThenTheParentAgain) {
   nvtx.OnStart(1000, "step 1", "", 0, 1, 3);
   for (int i = 0; i < 43; ++i) {
     nvtx.OnStart(i, "layer " + std::to_string(i), "", 10 + i * 10, 1, 3);
-    if (i == 0) EXPECT_EQ(nvtx.PathOn(3, nullptr), "step 1/layer 0");
+    if (i == 0) {
+      EXPECT_EQ(nvtx.PathOn(3, nullptr), "step 1/layer 0");
+    }
     nvtx.OnEnd(i, 15 + i * 10);
     EXPECT_EQ(nvtx.PathOn(3, nullptr), "step 1");
   }
