@@ -334,6 +334,10 @@ TEST(RecordE2eTest, MetricsRefusedKeepTheTraceAndSayHowToAllowThem) {
   EXPECT_NE(run.output.find("metrics unavailable"), std::string::npos) << run.output;
   EXPECT_NE(run.output.find("NVreg_RestrictProfilingToAdminUsers=0"), std::string::npos)
       << run.output;
+  // The summary falls back to the other evidence (here kernel-name rules).
+  EXPECT_NE(run.output.find("tensor-pipe % not measured"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("name_rule"), std::string::npos) << run.output;
+  EXPECT_EQ(run.output.find("name not seen in the metrics pass"), std::string::npos) << run.output;
 }
 
 // Issue 16, bug 8, end to end: another profiler holds CUPTI. Nothing is taken from it;
