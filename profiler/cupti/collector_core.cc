@@ -260,6 +260,7 @@ void CollectorCore::StopTrace(CoreStatus* result) {
 
 void CollectorCore::WaitForCallbacks() {
   if (!WaitForCallbacksToReturn(kCallbackWait)) {
+    std::lock_guard<std::mutex> lock(metrics_mu_);
     warnings_.push_back("a CUPTI buffer callback was still running 10 s after the final "
                         "flush; its records may be missing");
   }
@@ -372,7 +373,10 @@ void CollectorCore::FillStats(uint64_t records_written, CollectorStatsData* s) {
   c.buffer_bytes = pool_.bytes_held();
   c.cap_bytes = options_.max_buffer_bytes;
   c.callback_errors = callback_errors_.load();
-  c.warnings = warnings_;
+  {
+    std::lock_guard<std::mutex> lock(metrics_mu_);
+    c.warnings = warnings_;
+  }
   DecoderStats d;
   uint64_t unclosed = 0;
   {

@@ -168,14 +168,16 @@ class CollectorCore {
   std::atomic<uint64_t> unread_bytes_{0};
   std::atomic<uint64_t> callback_errors_{0};
   std::vector<CUpti_ActivityKind> enabled_;
+  // Written by Start() before any other thread runs, later under metrics_mu_ (the worker
+  // reads GPU properties, Stop() may add a line).
   std::vector<std::string> warnings_;
   std::string subscriber_conflict_;
   std::vector<DeviceData> devices_;
   CUpti_SubscriberHandle subscriber_ = nullptr;
   bool started_ = false;
-  bool stopped_ = false;
+  std::atomic<bool> stopped_{false};  // read by BufferRequested on CUPTI threads
 
-  std::mutex metrics_mu_;       // guards the fields below
+  std::mutex metrics_mu_;       // guards the fields below, devices_ and later warnings_
   bool profiler_initialized_ = false;
   std::map<CUcontext, std::unique_ptr<RangeProfilerSession>> sessions_;
   std::map<CUcontext, std::vector<std::string>> launches_;  // kernel names, launch order
