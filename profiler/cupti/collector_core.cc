@@ -86,6 +86,7 @@ CoreStatus CollectorCore::CheckVersion() {
   if (cupti_version_ > CUPTI_API_VERSION) {
     warnings_.push_back("libcupti " + VersionText(cupti_version_) + " is newer than the CUPTI " +
                         VersionText(CUPTI_API_VERSION) + " headers qprof was built with");
+    LogWarning(warnings_.back());
   }
   return OkCore();
 }

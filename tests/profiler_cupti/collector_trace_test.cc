@@ -243,6 +243,30 @@ TEST_F(TraceSeamTest, NvtxDomainsThroughTheCollector) {
   EXPECT_TRUE(trace.activities(1).nvtx_domain_paths().empty());
 }
 
+// nvtxRangeStart/End: a range started on one thread and ended on another belongs to the
+// thread that started it; launches on that thread inside it carry it.
+TEST_F(TraceSeamTest, StartEndRangesAcrossThreads) {
+  auto c = Make(CuptiOptions{});
+  ASSERT_TRUE(c->Start().ok());
+  CUcontext ctx = fake_->CreateContext(0);
+  fake_->NvtxPush(1, "decode");
+  const uint32_t request = fake_->NvtxRangeStart(1, "request 7");
+  fake_->LaunchKernel(ctx, 7, "inside", 1000, 1);
+  fake_->LaunchKernel(ctx, 7, "other_thread", 1000, 2);
+  fake_->NvtxRangeEnd(request, 2);  // ended by another thread
+  fake_->LaunchKernel(ctx, 7, "after", 1000, 1);
+  fake_->NvtxPop(1);
+  proto::Trace trace = Finish(c.get());
+  std::map<std::string, std::string> path;
+  for (const proto::Activity& a : trace.activities()) path[a.name()] = a.nvtx_path();
+  EXPECT_EQ(path["inside"], "decode/request 7");
+  EXPECT_EQ(path["other_thread"], "");
+  EXPECT_EQ(path["after"], "decode");
+  ASSERT_EQ(trace.ranges_size(), 2);
+  EXPECT_EQ(trace.ranges(0).path(), "decode/request 7");
+  EXPECT_EQ(trace.ranges(0).tid(), 1u);
+}
+
 // libcupti before 13.0.1 deadlocks in cuptiActivityDisable and crashes in
 // cuptiActivityFlushAll: refused with the reason; a newer one is noted.
 TEST_F(TraceSeamTest, LibcuptiOlderThan1301IsRefused) {

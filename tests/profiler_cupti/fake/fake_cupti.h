@@ -130,6 +130,9 @@ class FakeCupti final : public CuptiApi, public FakeGpuControl {
   uint32_t Memset(CUcontext ctx, uint32_t stream, uint64_t bytes, uint64_t tid) override;
   void NvtxPush(uint64_t tid, const std::string& name, const std::string& domain = "") override;
   void NvtxPop(uint64_t tid, const std::string& domain = "") override;
+  // nvtxRangeStartA/nvtxRangeEnd: not nested by thread; may end on another thread.
+  uint32_t NvtxRangeStart(uint64_t tid, const std::string& name, const std::string& domain = "");
+  void NvtxRangeEnd(uint32_t id, uint64_t tid);
   // The device hands its finished records back (cudaDeviceSynchronize).
   void SyncAll() override;
   // Delivers the buffer kept back by keep_one_past_flush (if any), on this thread.
@@ -252,6 +255,8 @@ class FakeCupti final : public CuptiApi, public FakeGpuControl {
   uint64_t HostNow(uint64_t advance_ns = 500);
   bool Enabled(CUpti_ActivityKind kind) const;
   void Emit(const void* record, size_t size);  // host-side record: written now
+  bool NvtxInjected();
+  void EmitMarker(bool start, uint32_t id, uint64_t tid, const char* name, const char* domain);
   void EmitGpu(std::vector<uint8_t> record);   // device-side: written later
   void DrainGpuLocked(bool all);
   void CompleteCurrentLocked();
