@@ -2,14 +2,24 @@
 //
 // Profiles an unmodified CUDA program: runs it with CUDA_INJECTION64_PATH pointing at
 // libqprof_inject.so (and NVTX_INJECTION64_PATH at libcupti, for NVTX ranges), so every
-// CUDA process it starts writes <out>/qprof-<pid>.qtrace. With --metrics the command
-// runs a second time with hardware counters (kernel replay: slow, timing distorted) and
-// the per-kernel metrics are joined onto the kernels of the first run. Then the traces
-// are listed and summarised like `qprof analyze` does.
+// CUDA process it starts writes <out>/qprof-<pid>-<token>.qtrace (the token is new for
+// every run). With --metrics the command runs a second time with hardware counters
+// (kernel replay: slow, timing distorted) and the per-kernel metrics are joined onto
+// the kernels of the first run. Then the traces are listed and summarised like
+// `qprof analyze` does; a trace a killed process left unfinished is read up to its last
+// whole chunk and reported as cut.
+//
+// qprof is the "child subreaper" of the command: processes the command leaves behind
+// (a worker forked and orphaned) are waited for, up to kOrphanWaitS seconds, so their
+// traces are finished before they are listed.
 #include <dlfcn.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <chrono>
+#include <thread>
 
 #include <algorithm>
 #include <array>
@@ -77,9 +87,33 @@ bool IsThisBinary(const std::string& command) {
          std::filesystem::equivalent(path, "/proc/self/exe", ec) && !ec;
 }
 
+// How long processes the command left behind are waited for once it has exited.
+constexpr int kOrphanWaitS = 10;
+
+// Waits for processes reparented to us (we are their subreaper), for up to `seconds`.
+// Returns how many were still running at the end.
+int WaitForOrphans(int seconds) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  for (;;) {
+    int status = 0;
+    const pid_t done = waitpid(-1, &status, WNOHANG);
+    if (done < 0 && errno == ECHILD) return 0;  // none left
+    if (done > 0) continue;
+    if (std::chrono::steady_clock::now() >= deadline) {
+      int left = 0;
+      // Count without waiting: the ones still there are not ours to stop.
+      while (waitpid(-1, &status, WNOHANG) == 0 && left == 0) ++left;
+      return left;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
 // Runs the command with `env` added; returns its exit status (128+signal if killed).
 absl::StatusOr<int> RunChild(const std::vector<std::string>& command,
                              const std::map<std::string, std::string>& env) {
+  // Orphaned descendants (a forked worker outliving the command) come back to us.
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
   pid_t pid = fork();
   if (pid < 0) return absl::InternalError("fork failed");
   if (pid == 0) {
@@ -99,20 +133,16 @@ absl::StatusOr<int> RunChild(const std::vector<std::string>& command,
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+  if (WaitForOrphans(kOrphanWaitS) > 0) {
+    fmt::print(stderr, "qprof: processes started by {} were still running {} s after it ended; "
+                       "their traces are not finished\n", command[0], kOrphanWaitS);
+  }
+  prctl(PR_SET_CHILD_SUBREAPER, 0);
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGQUIT, &old_quit, nullptr);
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
   return 1;
-}
-
-std::set<std::string> NewFiles(const std::set<std::string>& before,
-                               const std::set<std::string>& after) {
-  std::set<std::string> out;
-  for (const std::string& f : after) {
-    if (!before.count(f)) out.insert(f);
-  }
-  return out;
 }
 
 absl::Status JoinMetricsPass(const std::set<std::string>& traces,
@@ -153,6 +183,15 @@ absl::Status JoinMetricsPass(const std::set<std::string>& traces,
 }
 
 void PrintSummary(const std::vector<proto::Trace>& traces) {
+  size_t kernels = 0;
+  for (const proto::Trace& t : traces) {
+    for (const proto::Activity& a : t.activities()) kernels += a.kind() == proto::ACTIVITY_KIND_KERNEL;
+  }
+  if (kernels == 0) {
+    fmt::print("no GPU kernels were recorded: the command initialised CUDA but launched nothing "
+               "(or nothing could be recorded: see the warnings above)\n");
+    return;
+  }
   absl::StatusOr<proto::Profile> profile = Analyze(traces, AnalyzeOptions{});
   if (profile.ok()) {
     reports::TerminalOptions options;
@@ -162,6 +201,33 @@ void PrintSummary(const std::vector<proto::Trace>& traces) {
   }
   // Minimal summary when analysis cannot run (e.g. no kernels).
   fmt::print(stderr, "qprof: no analysis: {}\n", profile.status().message());
+}
+
+// One line per trace file: what it holds and what it lost; cut and forked ones say so.
+void PrintTraceLine(const std::string& file, const proto::Trace& t) {
+  const proto::CollectorStats& s = t.header().collector();
+  int kernels = 0;
+  for (const proto::Activity& a : t.activities()) kernels += a.kind() == proto::ACTIVITY_KIND_KERNEL;
+  fmt::print("trace {}: {} kernels, {} records dropped, {} invalid\n", file, kernels,
+             s.records_dropped(), s.records_invalid());
+  if (t.truncated()) {
+    fmt::print("  cut: the process ended without finishing its trace (killed?); read up to its "
+               "last whole chunk ({})\n", t.truncation_detail());
+  }
+  if (t.header().process().forked_from_pid() != 0) {
+    fmt::print("  forked without exec from pid {}\n", t.header().process().forked_from_pid());
+  }
+  if (!s.ended_by().empty() && s.ended_by() != "exit") fmt::print("  ended by {}\n", s.ended_by());
+  if (!s.subscriber_conflict().empty()) {
+    fmt::print("  another CUPTI client held the GPU: {}\n", s.subscriber_conflict());
+  }
+  for (const std::string& w : s.warnings()) fmt::print("  warning: {}\n", w);
+  if (s.metrics_requested() && !s.metrics_available()) {
+    fmt::print("  metrics unavailable: {}\n", s.metrics_unavailable_reason());
+  } else if (s.metrics_kernels_unmatched() > 0) {
+    fmt::print("  metrics: {} kernels matched, {} without metrics\n", s.metrics_kernels_matched(),
+               s.metrics_kernels_unmatched());
+  }
 }
 
 absl::Status RunRecord(const RecordOptions& o) {
@@ -179,9 +245,8 @@ absl::Status RunRecord(const RecordOptions& o) {
 #else
   const std::string build_path;
 #endif
-  // qprof's own trace schema is registered in the protobuf runtime of a qprof process;
-  // the injection library registers it too, which protobuf rejects. qprof run profiles
-  // itself in-process instead.
+  // qprof run --backend cuda runs its own CUPTI collector in-process; CUPTI takes one
+  // subscriber per process, so the injected one and qprof's would shut each other out.
   if (IsThisBinary(o.command[0])) {
     return absl::InvalidArgumentError(
         "qprof cannot be recorded by itself: use qprof run --backend cuda, which runs the "
@@ -198,17 +263,19 @@ absl::Status RunRecord(const RecordOptions& o) {
   RETURN_IF_ERROR(MakeDirs(o.out_dir));
   // QPROF_RECORD_NO_NVTX=1 leaves NVTX alone (CUDA 13.0 can crash in nvtxNameOsThreadA
   // when CUPTI handles NVTX); kernels then have no NVTX path.
-  const bool nvtx = std::getenv("QPROF_RECORD_NO_NVTX") == nullptr;
-  const std::string cupti =
-      nvtx && ldd.found.count("libcupti.so.13") ? ldd.found.at("libcupti.so.13") : "";
+  RecordEnvOptions env;
+  env.inject_library = inject;
+  env.nvtx = std::getenv("QPROF_RECORD_NO_NVTX") == nullptr;
+  env.cupti_library = ldd.found.count("libcupti.so.13") ? ldd.found.at("libcupti.so.13") : "";
+  env.out_dir = AbsolutePath(o.out_dir);
+  env.run_token = NewRunToken();
+  env.duration_s = o.duration_s;
 
-  const std::set<std::string> before = ListTraceFiles(o.out_dir, false);
-  const std::set<std::string> before_metrics = ListTraceFiles(o.out_dir, true);
-  fmt::print(stderr, "qprof: recording {} (traces in {})\n", o.command[0], o.out_dir);
-  ASSIGN_OR_RETURN(int code, RunChild(o.command, RecordEnvironment(inject, cupti, o.out_dir,
-                                                                   false, o.duration_s)));
-  const std::set<std::string> traces = NewFiles(before, ListTraceFiles(o.out_dir, false));
-  if (traces.empty()) {
+  fmt::print(stderr, "qprof: recording {} (traces in {}, run {})\n", o.command[0], env.out_dir,
+             env.run_token);
+  ASSIGN_OR_RETURN(int code, RunChild(o.command, RecordEnvironment(env)));
+  const RunTraces traces = ListRunTraces(env.out_dir, env.run_token, false);
+  if (traces.complete.empty() && traces.cut.empty()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "the command wrote no trace (exit status ", code, "): it never initialised CUDA, or "
         "the CUDA driver did not load ", inject, " (see the qprof[inject] lines above)"));
@@ -216,33 +283,28 @@ absl::Status RunRecord(const RecordOptions& o) {
   if (o.metrics) {
     fmt::print(stderr, "qprof: metrics pass: running the command again with hardware counters "
                        "(kernel replay, slower)\n");
-    ASSIGN_OR_RETURN(int mcode, RunChild(o.command, RecordEnvironment(inject, cupti, o.out_dir,
-                                                                      true, o.duration_s)));
+    env.metrics_pass = true;
+    ASSIGN_OR_RETURN(int mcode, RunChild(o.command, RecordEnvironment(env)));
     if (mcode != 0) fmt::print(stderr, "qprof: metrics pass exited with status {}\n", mcode);
-    const std::set<std::string> metric_files =
-        NewFiles(before_metrics, ListTraceFiles(o.out_dir, true));
-    if (metric_files.empty()) {
+    const RunTraces metric_files = ListRunTraces(env.out_dir, env.run_token, true);
+    if (metric_files.complete.empty()) {
       fmt::print(stderr, "qprof: the metrics pass wrote no metrics; traces have times only\n");
     } else {
-      RETURN_IF_ERROR(JoinMetricsPass(traces, metric_files));
+      RETURN_IF_ERROR(JoinMetricsPass(traces.complete, metric_files.complete));
       // The metrics now live in the traces; the pass files have no usable times.
-      for (const std::string& f : metric_files) std::remove(f.c_str());
+      for (const std::string& f : metric_files.complete) std::remove(f.c_str());
       fmt::print(stderr, "qprof: joined {} metrics pass file(s) into the traces\n",
-                 metric_files.size());
+                 metric_files.complete.size());
     }
+    for (const std::string& f : metric_files.cut) std::remove(f.c_str());
   }
   std::vector<proto::Trace> loaded;
-  for (const std::string& f : traces) {
-    ASSIGN_OR_RETURN(proto::Trace t, ReadTrace(f));
-    const proto::CollectorStats& s = t.header().collector();
-    int kernels = 0;
-    for (const proto::Activity& a : t.activities()) kernels += a.kind() == proto::ACTIVITY_KIND_KERNEL;
-    fmt::print("trace {}: {} kernels, {} records dropped, {} invalid\n", f, kernels,
-               s.records_dropped(), s.records_invalid());
-    if (s.metrics_requested() && !s.metrics_available()) {
-      fmt::print("  metrics unavailable: {}\n", s.metrics_unavailable_reason());
+  for (const std::set<std::string>* files : {&traces.complete, &traces.cut}) {
+    for (const std::string& f : *files) {
+      ASSIGN_OR_RETURN(proto::Trace t, ReadTrace(f));
+      PrintTraceLine(f, t);
+      loaded.push_back(std::move(t));
     }
-    loaded.push_back(std::move(t));
   }
   PrintSummary(loaded);
   if (code != 0) {
@@ -263,7 +325,8 @@ void RegisterRecordCommand(CLI::App& app, CommandRunner& runner) {
                 "Run the command a second time with hardware counters (tensor/FMA pipe, "
                 "DRAM and SM throughput per kernel; kernel replay, slow) and join them onto "
                 "the first run's kernels");
-  sub->add_option("--out", o->out_dir, "Folder for the traces (qprof-<pid>.qtrace)")
+  sub->add_option("--out", o->out_dir,
+                  "Folder for the traces (qprof-<pid>-<run token>.qtrace, one per CUDA process)")
       ->capture_default_str();
   sub->add_option("--duration", o->duration_s,
                   "Keep only GPU activity of the first S seconds after CUDA starts (the "

@@ -1,12 +1,16 @@
 #include "cli/record_support.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <random>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 
 namespace qprof::cli {
@@ -75,29 +79,52 @@ absl::Status CheckDependencies(const std::string& library, const LddResult& ldd)
       library, " cannot be loaded: ", absl::StrJoin(ldd.missing, ", "), " not found; ", hint));
 }
 
-std::map<std::string, std::string> RecordEnvironment(const std::string& inject_library,
-                                                     const std::string& cupti_library,
-                                                     const std::string& out_dir,
-                                                     bool metrics_pass, double duration_s) {
+std::map<std::string, std::string> RecordEnvironment(const RecordEnvOptions& o) {
   std::map<std::string, std::string> env;
-  env["CUDA_INJECTION64_PATH"] = inject_library;
-  // NVTX ranges reach CUPTI only through NVTX's own injection hook pointing at libcupti.
-  if (!cupti_library.empty()) env["NVTX_INJECTION64_PATH"] = cupti_library;
-  env["QPROF_OUT_DIR"] = out_dir;
-  env["QPROF_MODE"] = metrics_pass ? "metrics" : "trace";
-  if (duration_s > 0) env["QPROF_DURATION_S"] = absl::StrCat(duration_s);
+  env["CUDA_INJECTION64_PATH"] = o.inject_library;
+  if (o.nvtx) {
+    // NVTX ranges reach CUPTI only through NVTX's own injection hook pointing at libcupti.
+    if (!o.cupti_library.empty()) env["NVTX_INJECTION64_PATH"] = o.cupti_library;
+  } else {
+    // Tells the collector not to set NVTX_INJECTION64_PATH itself (it does when unset).
+    env["QPROF_NVTX"] = "off";
+  }
+  env["QPROF_OUT_DIR"] = AbsolutePath(o.out_dir);
+  env["QPROF_RUN_TOKEN"] = o.run_token;
+  env["QPROF_MODE"] = o.metrics_pass ? "metrics" : "trace";
+  if (o.duration_s > 0) env["QPROF_DURATION_S"] = absl::StrCat(o.duration_s);
   return env;
 }
 
-std::set<std::string> ListTraceFiles(const std::string& dir, bool metrics) {
-  std::set<std::string> out;
+std::string AbsolutePath(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::path abs = std::filesystem::absolute(path, ec);
+  return ec ? path : abs.lexically_normal().string();
+}
+
+std::string NewRunToken() {
+  const uint64_t now = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(
+          std::chrono::system_clock::now().time_since_epoch()).count());
+  std::mt19937_64 mix(now ^ (static_cast<uint64_t>(getpid()) << 32));
+  return absl::StrCat(1000000000ull + mix() % 9000000000ull);
+}
+
+RunTraces ListRunTraces(const std::string& dir, const std::string& token, bool metrics) {
+  RunTraces out;
+  const std::string tail = "-" + token + (metrics ? ".metrics.qtrace" : ".qtrace");
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
     if (name.rfind("qprof-", 0) != 0) continue;
-    const bool is_metrics = name.size() > 15 && name.substr(name.size() - 15) == ".metrics.qtrace";
-    const bool is_trace = name.size() > 7 && name.substr(name.size() - 7) == ".qtrace";
-    if (metrics ? is_metrics : (is_trace && !is_metrics)) out.insert(entry.path().string());
+    std::string base = name;
+    const bool cut = absl::EndsWith(base, ".partial");
+    if (cut) base.resize(base.size() - 8);
+    if (!absl::EndsWith(base, tail)) continue;
+    // "qprof-<pid>" before the tail, the pid all digits.
+    const std::string pid = base.substr(6, base.size() - 6 - tail.size());
+    if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    (cut ? out.cut : out.complete).insert(entry.path().string());
   }
   return out;
 }

@@ -32,14 +32,35 @@ LddResult ParseLdd(const std::string& ldd_output);
 // and how to fix it. OK when nothing is missing.
 absl::Status CheckDependencies(const std::string& library, const LddResult& ldd);
 
-// Environment additions for the profiled command.
-std::map<std::string, std::string> RecordEnvironment(const std::string& inject_library,
-                                                     const std::string& cupti_library,
-                                                     const std::string& out_dir,
-                                                     bool metrics_pass, double duration_s);
+struct RecordEnvOptions {
+  std::string inject_library;
+  std::string cupti_library;  // what NVTX_INJECTION64_PATH names ("" to leave it alone)
+  std::string out_dir;        // made absolute here: the program may change directory
+  std::string run_token;      // in every trace file name of this run
+  bool metrics_pass = false;
+  double duration_s = 0;
+  bool nvtx = true;           // false: QPROF_NVTX=off, NVTX_INJECTION64_PATH not set
+};
 
-// "qprof-<pid>.qtrace" files in `dir` (metrics: "qprof-<pid>.metrics.qtrace"), sorted.
-std::set<std::string> ListTraceFiles(const std::string& dir, bool metrics);
+// Environment additions for the profiled command.
+std::map<std::string, std::string> RecordEnvironment(const RecordEnvOptions& o);
+
+// `path` made absolute against the current directory (already absolute: unchanged).
+std::string AbsolutePath(const std::string& path);
+
+// A token for one `qprof record` run: 10 decimal digits from the clock and the pid.
+// Trace files are named qprof-<pid>-<token>.qtrace, so a pid the system reused for
+// another run's process never names an old file, and an old file is never taken for new.
+std::string NewRunToken();
+
+// This run's traces in `dir`: complete ones ("qprof-<pid>-<token>.qtrace", metrics:
+// "....metrics.qtrace") and cut ones (still "<name>.partial": the process was killed
+// before it finished its trace), each sorted.
+struct RunTraces {
+  std::set<std::string> complete;
+  std::set<std::string> cut;
+};
+RunTraces ListRunTraces(const std::string& dir, const std::string& token, bool metrics);
 
 }  // namespace qprof::cli
 

@@ -11,7 +11,8 @@ BufferPool::BufferPool(size_t buffer_bytes, size_t cap_bytes)
       max_buffers_(std::max<size_t>(1, cap_bytes / buffer_bytes_)) {}
 
 BufferPool::~BufferPool() {
-  for (uint8_t* b : all_) std::free(b);
+  // Only the free ones: a buffer CUPTI still holds is freed by whoever gets it back.
+  for (uint8_t* b : free_) std::free(b);
 }
 
 uint8_t* BufferPool::Acquire() {
@@ -34,14 +35,15 @@ uint8_t* BufferPool::Acquire() {
   return b;
 }
 
-void BufferPool::Release(uint8_t* buffer) {
-  if (buffer == nullptr) return;
+bool BufferPool::Release(uint8_t* buffer) {
+  if (buffer == nullptr) return false;
   std::lock_guard<std::mutex> lock(mu_);
   if (std::find(all_.begin(), all_.end(), buffer) == all_.end()) {
     ++unknown_released_;
-    return;
+    return false;
   }
   free_.push_back(buffer);
+  return true;
 }
 
 uint64_t BufferPool::allocated() const {
@@ -55,6 +57,10 @@ uint64_t BufferPool::refused() const {
 uint64_t BufferPool::unknown_released() const {
   std::lock_guard<std::mutex> lock(mu_);
   return unknown_released_;
+}
+uint64_t BufferPool::outstanding() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return all_.size() - free_.size();
 }
 size_t BufferPool::bytes_held() const {
   std::lock_guard<std::mutex> lock(mu_);

@@ -11,6 +11,10 @@
 //
 // Thread-safety: all methods may be called from any thread (CUPTI requests and returns
 // buffers on its own threads). Never throws: allocation failure is a nullptr.
+// Destruction frees the buffers the pool holds; a buffer still out (CUPTI has it) stays
+// allocated and is freed with std::free by whoever receives it later (the collector's
+// BufferCompleted when no collector is running), so a late completion never touches
+// freed memory.
 #ifndef QPROF_PROFILER_CUPTI_BUFFER_POOL_H_
 #define QPROF_PROFILER_CUPTI_BUFFER_POOL_H_
 
@@ -38,14 +42,16 @@ class BufferPool {
   // A free buffer of buffer_bytes(), or nullptr when the cap is reached (counted in
   // refused()) or memory is exhausted.
   uint8_t* Acquire();
-  // Returns a buffer obtained from Acquire(); unknown pointers are ignored and counted.
-  void Release(uint8_t* buffer);
+  // Returns a buffer obtained from Acquire(). False for a pointer this pool did not hand
+  // out (counted; the caller owns it).
+  bool Release(uint8_t* buffer);
 
   size_t buffer_bytes() const { return buffer_bytes_; }
   uint64_t allocated() const;       // buffers ever allocated (not reuses)
   uint64_t refused() const;         // Acquire() calls answered with nullptr
   uint64_t unknown_released() const;
   size_t bytes_held() const;        // bytes currently allocated, in use or free
+  uint64_t outstanding() const;     // buffers acquired and not yet released
 
  private:
   const size_t buffer_bytes_;

@@ -1,28 +1,61 @@
 #include "profiler/cupti/collector_stats.h"
 
 namespace qprof::profiler::cupti {
+namespace {
 
-void AddCollectorCounters(const CollectorCounters& c, proto::CollectorStats* s) {
-  s->set_records_dropped(s->records_dropped() + c.records_dropped);
-  s->set_buffers_allocated(s->buffers_allocated() + c.buffers_allocated);
-  s->set_buffer_bytes(s->buffer_bytes() + c.buffer_bytes);
-  for (const std::string& w : c.warnings) s->add_warnings(w);
+std::string N(uint64_t v) { return std::to_string(v); }
+
+}  // namespace
+
+void FillCollectorStats(const CollectorCounters& c, const DecoderStats& d,
+                        uint64_t records_written, CollectorStatsData* s) {
+  s->records_dropped += c.records_dropped;
+  s->records_invalid += d.records_invalid;
+  s->records_total += d.records_total;
+  s->overhead_ns += d.overhead_ns;
+  s->buffers_allocated += c.buffers_allocated;
+  s->buffer_bytes += c.buffer_bytes;
+  s->buffers_requested += c.buffers_requested;
+  s->buffers_refused += c.buffers_refused;
+  s->buffers_completed += c.buffers_completed;
+  s->buffers_late += c.buffers_late;
+  s->buffers_read_short += c.buffers_read_short;
+  s->records_gpu += d.records_gpu;
+  s->records_written += records_written;
+  s->records_outside_window += d.records_outside_window;
+  s->records_over_cap += d.over_cap;
+  s->records_unattributed += d.unattributed;
+  s->records_unknown_kind += d.records_unknown;
+  for (const std::string& w : c.warnings) s->warnings.push_back(w);
+  auto warn = [s](std::string line) { s->warnings.push_back(std::move(line)); };
   if (c.records_dropped > 0) {
-    s->add_warnings(std::to_string(c.records_dropped) +
-                    " activity records were dropped by CUPTI (no buffer space): the trace "
-                    "misses them");
+    warn(N(c.records_dropped) + " activity records were dropped by CUPTI (no buffer space): "
+         "the trace misses them");
   }
   if (c.buffers_refused > 0) {
-    s->add_warnings(std::to_string(c.buffers_refused) + " buffer requests refused at the " +
-                    std::to_string(c.cap_bytes >> 20) + " MiB cap");
+    warn(N(c.buffers_refused) + " buffer requests refused at the " + N(c.cap_bytes >> 20) +
+         " MiB cap");
   }
-  if (c.buffer_errors > 0) {
-    s->add_warnings(std::to_string(c.buffer_errors) +
-                    " activity buffers could not be read to the end");
+  if (c.buffers_read_short > 0) {
+    warn(N(c.buffers_read_short) + " activity buffers could not be read to the end (" +
+         N(c.unread_bytes) + " bytes of records unread)");
+  }
+  if (c.buffers_late > 0) {
+    warn(N(c.buffers_late) + " activity buffers (" + N(c.late_records) +
+         " records) were completed after the collector stopped: not in the trace");
   }
   if (c.callback_errors > 0) {
-    s->add_warnings(std::to_string(c.callback_errors) +
-                    " CUPTI callbacks failed (out of memory?)");
+    warn(N(c.callback_errors) + " CUPTI callbacks failed (out of memory?)");
+  }
+  if (d.unattributed > 0) {
+    warn(N(d.unattributed) + " GPU records had no launch API record (no thread/NVTX path)");
+  }
+  if (d.over_cap > 0) {
+    warn(N(d.over_cap) + " GPU records beyond the in-memory limit were left out (use "
+         "--duration to profile a window)");
+  }
+  if (d.records_outside_window > 0) {
+    warn(N(d.records_outside_window) + " GPU records outside the --duration window were left out");
   }
 }
 

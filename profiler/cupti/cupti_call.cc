@@ -3,30 +3,28 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "absl/strings/str_cat.h"
-
 namespace qprof::profiler::cupti {
 
-std::string CuptiResultName(CUptiResult result) {
+std::string CuptiResultName(CuptiApi& api, CUptiResult result) {
   const char* name = nullptr;
-  if (cuptiGetResultString(result, &name) == CUPTI_SUCCESS && name != nullptr) return name;
-  return absl::StrCat("CUPTI error ", static_cast<int>(result));
+  if (api.GetResultString(result, &name) == CUPTI_SUCCESS && name != nullptr) return name;
+  return "CUPTI error " + std::to_string(static_cast<int>(result));
 }
 
-absl::StatusCode StatusCodeFor(CUptiResult result) {
+CoreCode StatusCodeFor(CUptiResult result) {
   switch (result) {
     case CUPTI_SUCCESS:
-      return absl::StatusCode::kOk;
+      return CoreCode::kOk;
     case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES:
     case CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES:
-      return absl::StatusCode::kPermissionDenied;
+      return CoreCode::kPermissionDenied;
     case CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED:
     case CUPTI_ERROR_OLD_PROFILER_API_INITIALIZED:
-      return absl::StatusCode::kFailedPrecondition;
+      return CoreCode::kFailedPrecondition;
     case CUPTI_ERROR_NOT_INITIALIZED:
     case CUPTI_ERROR_INVALID_DEVICE:
     case CUPTI_ERROR_HARDWARE_BUSY:
-      return absl::StatusCode::kUnavailable;
+      return CoreCode::kUnavailable;
     case CUPTI_ERROR_NOT_SUPPORTED:
     case CUPTI_ERROR_API_NOT_IMPLEMENTED:
     case CUPTI_ERROR_NOT_COMPATIBLE:
@@ -36,9 +34,9 @@ absl::StatusCode StatusCodeFor(CUptiResult result) {
     case CUPTI_ERROR_WSL_DEVICE_NOT_SUPPORTED:
     case CUPTI_ERROR_CONFIDENTIAL_COMPUTING_NOT_SUPPORTED:
     case CUPTI_ERROR_INVALID_CHIP_NAME:
-      return absl::StatusCode::kUnimplemented;
+      return CoreCode::kUnimplemented;
     default:
-      return absl::StatusCode::kInternal;
+      return CoreCode::kInternal;
   }
 }
 
@@ -47,16 +45,16 @@ void LogWarning(const std::string& line) {
   if (!quiet) std::fprintf(stderr, "qprof[cupti]: %s\n", line.c_str());
 }
 
-absl::Status CuptiCall(CUptiResult result, const char* call, Severity severity) {
-  if (result == CUPTI_SUCCESS) return absl::OkStatus();
+CoreStatus CuptiCall(CuptiApi& api, CUptiResult result, const char* call, Severity severity) {
+  if (result == CUPTI_SUCCESS) return OkCore();
+  std::string text = std::string(call) + ": " + CuptiResultName(api, result) + " (" +
+                     std::to_string(static_cast<int>(result)) + ")";
   const char* message = nullptr;
-  std::string text = absl::StrCat(call, ": ", CuptiResultName(result), " (",
-                                  static_cast<int>(result), ")");
-  if (cuptiGetErrorMessage(result, &message) == CUPTI_SUCCESS && message != nullptr) {
-    absl::StrAppend(&text, ": ", message);
+  if (api.GetErrorMessage(result, &message) == CUPTI_SUCCESS && message != nullptr) {
+    text += std::string(": ") + message;
   }
-  if (severity == Severity::kWarn) LogWarning(absl::StrCat("warning: ", text));
-  return absl::Status(StatusCodeFor(result), text);
+  if (severity == Severity::kWarn) LogWarning("warning: " + text);
+  return CoreStatus(StatusCodeFor(result), text);
 }
 
 }  // namespace qprof::profiler::cupti

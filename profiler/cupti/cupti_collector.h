@@ -22,11 +22,18 @@
 // CollectorStats.metrics_available = false and metrics_unavailable_reason, and one line
 // on stderr tells the user how to enable counters.
 //
-// One collector may be started per process at a time (CUPTI has one set of activity
-// callbacks); a second Start() while one runs returns FailedPrecondition.
+// One collector may exist per process at a time (CUPTI has one set of activity
+// callbacks); a second Start() while one exists returns FailedPrecondition.
 // Errors: Start() returns Unavailable when there is no GPU/driver, FailedPrecondition
-// when another profiler (nsys, ncu, torch.profiler) is attached, PermissionDenied when
-// tracing itself is not allowed. Nothing here throws or exits.
+// when libcupti is older than 13.0.1 or another CUPTI client (Nsight Systems, Kineto) is
+// subscribed (trace mode then records nothing rather than take that client's records;
+// see activity_without_subscriber), PermissionDenied when tracing itself is not allowed.
+// Nothing here throws or exits.
+//
+// The engine is CollectorCore (collector_core.h), shared with the injection library;
+// this wrapper turns its plain records into proto::Trace. Every CUPTI and driver call
+// goes through a CuptiApi (cupti_api.h): the real libraries by default, a scripted fake
+// GPU in tests.
 #ifndef QPROF_PROFILER_CUPTI_CUPTI_COLLECTOR_H_
 #define QPROF_PROFILER_CUPTI_CUPTI_COLLECTOR_H_
 
@@ -39,8 +46,11 @@
 
 #include "absl/status/statusor.h"
 #include "profiler/collector.h"
+#include "profiler/cupti/metric_plan.h"  // kCounterPermissionHint
 
 namespace qprof::profiler::cupti {
+
+class CuptiApi;
 
 struct CuptiOptions {
   enum class Mode { kTrace, kMetrics };
@@ -56,13 +66,20 @@ struct CuptiOptions {
   // Metrics mode: extra metric full names (e.g. "smsp__inst_executed.sum") to collect
   // besides the per-chip default set.
   std::vector<std::string> extra_metrics;
+  // Point NVTX_INJECTION64_PATH at libcupti when unset (false: no NVTX ranges).
+  bool route_nvtx = true;
+  // Trace activity even when another CUPTI client holds the subscriber (takes its records).
+  bool activity_without_subscriber = false;
   // Called on the application thread when a CUDA context is about to be destroyed
-  // (cudaDeviceReset, cuCtxDestroy), after activity for it was flushed and, in metrics
-  // mode, its counters were decoded. The injection library writes its trace here.
+  // (cudaDeviceReset, cuCtxDestroy), after its counters were decoded in metrics mode.
+  // Tracing continues after it.
   std::function<void()> on_context_teardown;
 };
 
 absl::StatusOr<std::unique_ptr<Collector>> MakeCuptiCollector(const CuptiOptions& options);
+// The same over another CuptiApi (tests: the fake GPU). `api` must outlive the collector.
+absl::StatusOr<std::unique_ptr<Collector>> MakeCuptiCollector(const CuptiOptions& options,
+                                                              CuptiApi& api);
 
 // NVTX ranges reach CUPTI only when NVTX's injection variable (NVTX_INJECTION64_PATH)
 // names libcupti, and NVTX reads it once, at the process's first NVTX call. Call this at
@@ -70,12 +87,6 @@ absl::StatusOr<std::unique_ptr<Collector>> MakeCuptiCollector(const CuptiOptions
 // in-process (qprof run --backend cuda). Does nothing if the variable is already set.
 // Start() calls it too, which is enough only when no NVTX call happened before.
 void RouteNvtxToCupti();
-
-// The line printed when counters need permission (also stored in CollectorStats).
-inline constexpr char kCounterPermissionHint[] =
-    "GPU performance counters need permission: run as root, or set the driver option "
-    "NVreg_RestrictProfilingToAdminUsers=0 (e.g. in /etc/modprobe.d/nvidia-prof.conf, then "
-    "reload the driver); trace mode and SASS evidence still work without it";
 
 }  // namespace qprof::profiler::cupti
 

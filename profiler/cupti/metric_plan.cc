@@ -3,13 +3,20 @@
 #include <algorithm>
 #include <cmath>
 
-#include "profiler/cupti/cupti_collector.h"
-
 namespace qprof::profiler::cupti {
 namespace {
 
 constexpr char kActivePct[] = ".avg.pct_of_peak_sustained_active";
 constexpr char kElapsedPct[] = ".avg.pct_of_peak_sustained_elapsed";
+
+// Tensor-pipe instruction counters, general first; every one the chip has is collected.
+constexpr const char* kTensorInstructions[] = {
+    "sm__inst_executed_pipe_tensor",
+    "sm__inst_executed_pipe_tensor_op_hmma",
+    "sm__inst_executed_pipe_tensor_op_gmma",
+    "sm__inst_executed_pipe_tensor_subpipe_hmma",
+    "sm__inst_executed_pipe_tc",
+};
 
 void Push(MetricPlan* plan, const std::string& name) {
   if (std::find(plan->metrics.begin(), plan->metrics.end(), name) == plan->metrics.end()) {
@@ -17,9 +24,15 @@ void Push(MetricPlan* plan, const std::string& name) {
   }
 }
 
+template <typename T>
+void Erase(std::vector<T>* v, const T& x) {
+  v->erase(std::remove(v->begin(), v->end(), x), v->end());
+}
+
 }  // namespace
 
-MetricPlan ChooseMetrics(const std::set<std::string>& base, const std::vector<std::string>& extra) {
+MetricPlan ChooseMetrics(const std::string& chip, const std::set<std::string>& base,
+                         const std::vector<std::string>& extra) {
   MetricPlan plan;
   auto has = [&](const char* name) { return base.count(name) > 0; };
   auto want = [&](const char* name) {
@@ -27,23 +40,34 @@ MetricPlan ChooseMetrics(const std::set<std::string>& base, const std::vector<st
     plan.not_offered.push_back(name);
     return false;
   };
-  for (const char* tensor : {"sm__pipe_tensor_cycles_active", "sm__pipe_tc_cycles_active"}) {
-    // sm__pipe_tc_cycles_active exists on sm_100 only: its absence elsewhere is expected.
-    if (has(tensor)) {
-      plan.tensor_pct.push_back(std::string(tensor) + kActivePct);
-      Push(&plan, plan.tensor_pct.back());
-    } else if (std::string(tensor) == "sm__pipe_tensor_cycles_active") {
-      plan.not_offered.push_back(tensor);
-    }
+  const std::string on_chip = chip.empty() ? "this chip" : "chip " + chip;
+  if (want("sm__pipe_tensor_cycles_active")) {
+    plan.tensor_pct.push_back(std::string("sm__pipe_tensor_cycles_active") + kActivePct);
   }
-  for (const char* inst : {"sm__inst_executed_pipe_tensor_op_hmma",
-                           "sm__inst_executed_pipe_tensor_op_gmma"}) {
-    if (has(inst)) Push(&plan, std::string(inst) + ".sum");
+  // sm__pipe_tc_cycles_active exists on sm_100 only: its absence elsewhere is expected.
+  if (has("sm__pipe_tc_cycles_active")) {
+    plan.tensor_pct.push_back(std::string("sm__pipe_tc_cycles_active") + kActivePct);
+  }
+  for (const std::string& t : plan.tensor_pct) Push(&plan, t);
+  if (plan.tensor_pct.empty()) {
+    plan.missing.push_back(on_chip + " has no tensor-pipe utilisation counter: tensor/SIMT "
+                           "evidence comes from SASS and kernel names");
+  }
+  for (const char* inst : kTensorInstructions) {
+    if (!has(inst)) continue;
+    plan.tensor_inst.push_back(std::string(inst) + ".sum");
+    Push(&plan, plan.tensor_inst.back());
+  }
+  if (plan.tensor_inst.empty()) {
+    plan.missing.push_back(on_chip + " has no tensor-pipe instruction counter "
+                           "(sm__inst_executed_pipe_tensor* or sm__inst_executed_pipe_tc)");
   }
   if (has("sm__pipe_fma_cycles_active")) {
     plan.fma_pct = std::string("sm__pipe_fma_cycles_active") + kActivePct;
   } else if (want("sm__pipe_fmaheavy_cycles_active")) {
     plan.fma_pct = std::string("sm__pipe_fmaheavy_cycles_active") + kActivePct;
+  } else {
+    plan.missing.push_back(on_chip + " has no FMA-pipe utilisation counter");
   }
   if (!plan.fma_pct.empty()) Push(&plan, plan.fma_pct);
   if (has("sm__inst_executed_pipe_fma")) Push(&plan, "sm__inst_executed_pipe_fma.sum");
@@ -59,11 +83,30 @@ MetricPlan ChooseMetrics(const std::set<std::string>& base, const std::vector<st
   return plan;
 }
 
+std::pair<std::string, std::string> SplitMetricName(const std::string& full_name) {
+  const size_t dot = full_name.find('.');
+  if (dot == std::string::npos) return {full_name, ""};
+  return {full_name.substr(0, dot), full_name.substr(dot)};
+}
+
+std::vector<std::string> KeepOffered(
+    MetricPlan* plan,
+    const std::function<bool(const std::string& base, const std::string& suffix)>& offered) {
+  std::vector<std::string> rejected;
+  for (const std::string& m : std::vector<std::string>(plan->metrics)) {
+    auto [base, suffix] = SplitMetricName(m);
+    if (!offered(base, suffix)) {
+      rejected.push_back(m);
+      DropMetric(plan, m);
+    }
+  }
+  return rejected;
+}
+
 void DropMetric(MetricPlan* plan, const std::string& name) {
-  plan->metrics.erase(std::remove(plan->metrics.begin(), plan->metrics.end(), name),
-                      plan->metrics.end());
-  plan->tensor_pct.erase(std::remove(plan->tensor_pct.begin(), plan->tensor_pct.end(), name),
-                         plan->tensor_pct.end());
+  Erase(&plan->metrics, name);
+  Erase(&plan->tensor_pct, name);
+  Erase(&plan->tensor_inst, name);
   for (std::string* field : {&plan->fma_pct, &plan->dram_pct, &plan->sm_pct}) {
     if (*field == name) field->clear();
   }
@@ -71,34 +114,34 @@ void DropMetric(MetricPlan* plan, const std::string& name) {
 }
 
 void FillKernelMetrics(const MetricPlan& plan, const std::vector<std::string>& names,
-                       const std::vector<double>& values, proto::KernelMetrics* out) {
+                       const std::vector<double>& values, MetricsData* out) {
   const size_t n = std::min(names.size(), values.size());
   bool have_tensor = false;
   double tensor = 0;
   for (size_t i = 0; i < n; ++i) {
     const double v = values[i];
     if (!std::isfinite(v)) continue;  // a metric the range could not evaluate
-    (*out->mutable_raw())[names[i]] = v;
+    out->raw[names[i]] = v;
     if (std::find(plan.tensor_pct.begin(), plan.tensor_pct.end(), names[i]) !=
         plan.tensor_pct.end()) {
       tensor = have_tensor ? std::max(tensor, v) : v;
       have_tensor = true;
     }
-    if (names[i] == plan.fma_pct) out->set_fma_pipe_pct(v);
-    if (names[i] == plan.dram_pct) out->set_dram_throughput_pct(v);
-    if (names[i] == plan.sm_pct) out->set_sm_throughput_pct(v);
+    if (names[i] == plan.fma_pct) out->fma_pipe_pct = v;
+    if (names[i] == plan.dram_pct) out->dram_throughput_pct = v;
+    if (names[i] == plan.sm_pct) out->sm_throughput_pct = v;
   }
-  if (have_tensor) out->set_tensor_pipe_pct(tensor);
-  out->set_source("cupti range profiler (kernel replay)");
+  if (have_tensor) out->tensor_pipe_pct = tensor;
+  out->source = "cupti range profiler (kernel replay)";
 }
 
-std::string MetricsUnavailableReason(const absl::Status& failure) {
-  const std::string detail(failure.message());
+std::string MetricsUnavailableReason(const CoreStatus& failure) {
+  const std::string& detail = failure.message();
   switch (failure.code()) {
-    case absl::StatusCode::kPermissionDenied:
+    case CoreCode::kPermissionDenied:
       return "GPU performance counters are restricted to admin users (" + detail + "). " +
              kCounterPermissionHint;
-    case absl::StatusCode::kFailedPrecondition:
+    case CoreCode::kFailedPrecondition:
       return "another profiler (Nsight Systems/Compute, torch.profiler, ...) is attached to "
              "this process and owns CUPTI (" + detail + "); run qprof without it";
     default:

@@ -86,7 +86,11 @@ JoinStats JoinKernelMetrics(const proto::Trace& metrics_pass, proto::Trace* trac
   s->set_metrics_available(m.metrics_available());
   s->set_metrics_unavailable_reason(m.metrics_unavailable_reason());
   for (const std::string& w : m.warnings()) s->add_warnings("metrics pass: " + w);
-  if (stats.unmatched > 0) {
+  s->set_metrics_kernels_matched(stats.matched_by_occurrence + stats.matched_by_name_mean);
+  s->set_metrics_kernels_unmatched(stats.unmatched);
+  for (const std::string& missing : m.metrics_missing()) s->add_metrics_missing(missing);
+  // When the pass measured nothing, the reason above says it all; no per-name warning.
+  if (stats.unmatched > 0 && m.metrics_available()) {
     s->add_warnings(std::to_string(stats.unmatched) +
                     " kernels of the trace pass have no metrics (name not seen in the metrics pass)");
   }

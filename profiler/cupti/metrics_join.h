@@ -23,7 +23,9 @@ struct JoinStats {
 };
 
 // Copies metrics (and metrics availability from the header) from `metrics_pass` into
-// `trace`. Activities in `metrics_pass` are the kernels in launch order, with `name` set.
+// `trace`. Activities in `metrics_pass` are the kernels in launch order, with `name` set
+// (the collector names range k after the k-th launch on its context). The trace's
+// CollectorStats records how many of its kernels got metrics and how many did not.
 JoinStats JoinKernelMetrics(const proto::Trace& metrics_pass, proto::Trace* trace);
 
 }  // namespace qprof::profiler::cupti

@@ -4,82 +4,87 @@
 
 namespace qprof::profiler::cupti {
 
-void NvtxRangeIndex::OnStart(uint64_t marker_id, const std::string& name, int64_t ts_ns,
-                             uint32_t pid, uint64_t tid) {
-  starts_[marker_id] = Start{name, ts_ns, pid, tid};
+void NvtxTracker::OnStart(uint64_t marker_id, const std::string& name, const std::string& domain,
+                          int64_t ts_ns, uint32_t pid, uint64_t tid) {
+  std::vector<uint64_t>& stack = stacks_[tid][domain];
+  Open r;
+  r.name = name;
+  r.domain = domain;
+  r.start_ns = ts_ns;
+  r.pid = pid;
+  r.tid = tid;
+  r.depth = static_cast<uint32_t>(stack.size());
+  r.path = stack.empty() ? name : open_.at(stack.back()).path + "/" + name;
+  open_[marker_id] = std::move(r);
+  stack.push_back(marker_id);
+  auto early = early_ends_.find(marker_id);
+  if (early != early_ends_.end()) {
+    const int64_t end = early->second;
+    early_ends_.erase(early);
+    Close(marker_id, end);
+  }
 }
 
-void NvtxRangeIndex::OnEnd(uint64_t marker_id, int64_t ts_ns) { ends_[marker_id] = ts_ns; }
+void NvtxTracker::OnEnd(uint64_t marker_id, int64_t ts_ns) {
+  if (open_.count(marker_id) == 0) {
+    early_ends_[marker_id] = ts_ns;
+    return;
+  }
+  Close(marker_id, ts_ns);
+}
 
-void NvtxRangeIndex::Finish(int64_t end_of_trace_ns) {
-  if (finished_) return;
-  finished_ = true;
-  for (auto& [id, start] : starts_) {
-    ClosedRange r;
-    r.name = std::move(start.name);
-    r.start_ns = start.start_ns;
-    r.pid = start.pid;
-    r.tid = start.tid;
-    auto end = ends_.find(id);
-    if (end == ends_.end()) {
-      ++unclosed_;
-      r.end_ns = std::max(end_of_trace_ns, r.start_ns);
-    } else {
-      r.end_ns = end->second;
-      ends_.erase(end);
+void NvtxTracker::Close(uint64_t marker_id, int64_t end_ns) {
+  auto it = open_.find(marker_id);
+  if (it == open_.end()) return;
+  Open& r = it->second;
+  auto& domains = stacks_[r.tid];
+  std::vector<uint64_t>& stack = domains[r.domain];
+  // Usually the top (push/pop); start/end ranges may close out of order.
+  auto pos = std::find(stack.rbegin(), stack.rend(), marker_id);
+  if (pos != stack.rend()) stack.erase(std::next(pos).base());
+  if (stack.empty()) domains.erase(r.domain);
+  if (domains.empty()) stacks_.erase(r.tid);
+  RangeData out;
+  out.path = r.domain.empty() ? r.path : r.domain + "::" + r.path;
+  out.name = r.name;
+  out.start_ns = r.start_ns;
+  out.end_ns = std::max(end_ns, r.start_ns);
+  out.pid = r.pid;
+  out.tid = r.tid;
+  out.depth = r.depth;
+  closed_.push_back(std::move(out));
+  open_.erase(it);
+}
+
+std::string NvtxTracker::PathOn(uint64_t tid, std::map<std::string, std::string>* domain_paths) const {
+  auto t = stacks_.find(tid);
+  if (t == stacks_.end()) return "";
+  std::string path;
+  for (const auto& [domain, stack] : t->second) {
+    if (stack.empty()) continue;
+    const std::string& p = open_.at(stack.back()).path;
+    if (domain.empty()) {
+      path = p;
+    } else if (domain_paths != nullptr) {
+      (*domain_paths)[domain] = p;
     }
-    by_thread_[r.tid].push_back(std::move(r));
   }
-  unmatched_ends_ = ends_.size();
-  starts_.clear();
-  ends_.clear();
-
-  // Nesting per thread: sort by (start asc, end desc) so a parent precedes the children
-  // that start with it, then sweep with a stack of open ancestors.
-  for (auto& [tid, ranges] : by_thread_) {
-    std::sort(ranges.begin(), ranges.end(), [](const ClosedRange& a, const ClosedRange& b) {
-      if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
-      return a.end_ns > b.end_ns;
-    });
-    std::vector<int> stack;
-    for (int i = 0; i < static_cast<int>(ranges.size()); ++i) {
-      ClosedRange& r = ranges[i];
-      while (!stack.empty() && ranges[stack.back()].end_ns <= r.start_ns) stack.pop_back();
-      r.parent = stack.empty() ? -1 : stack.back();
-      r.depth = static_cast<uint32_t>(stack.size());
-      r.path = r.parent < 0 ? r.name : ranges[r.parent].path + "/" + r.name;
-      stack.push_back(i);
-    }
-  }
+  return path;
 }
 
-const std::string& NvtxRangeIndex::PathAt(uint64_t tid, int64_t t_ns) const {
-  static const std::string kEmpty;
-  auto it = by_thread_.find(tid);
-  if (it == by_thread_.end()) return kEmpty;
-  const std::vector<ClosedRange>& ranges = it->second;
-  // Last range that started at or before t. Any range containing t started no later,
-  // and with proper nesting it is this range or one of its ancestors: walk parents.
-  auto after = std::upper_bound(ranges.begin(), ranges.end(), t_ns,
-                                [](int64_t t, const ClosedRange& r) { return t < r.start_ns; });
-  if (after == ranges.begin()) return kEmpty;
-  int i = static_cast<int>(after - ranges.begin()) - 1;
-  while (i >= 0) {
-    if (ranges[i].end_ns > t_ns) return ranges[i].path;
-    i = ranges[i].parent;
-  }
-  return kEmpty;
+void NvtxTracker::TakeClosed(std::vector<RangeData>* out) {
+  for (RangeData& r : closed_) out->push_back(std::move(r));
+  closed_.clear();
 }
 
-std::vector<const ClosedRange*> NvtxRangeIndex::AllRanges() const {
-  std::vector<uint64_t> tids;
-  for (const auto& [tid, unused] : by_thread_) tids.push_back(tid);
-  std::sort(tids.begin(), tids.end());
-  std::vector<const ClosedRange*> out;
-  for (uint64_t tid : tids) {
-    for (const ClosedRange& r : by_thread_.at(tid)) out.push_back(&r);
+void NvtxTracker::CloseAll(int64_t end_ns) {
+  std::vector<std::pair<int64_t, uint64_t>> ids;  // close in start order
+  for (const auto& [id, r] : open_) ids.emplace_back(r.start_ns, id);
+  std::sort(ids.begin(), ids.end());
+  for (auto it = ids.rbegin(); it != ids.rend(); ++it) {  // innermost first
+    ++unclosed_;
+    Close(it->second, end_ns);
   }
-  return out;
 }
 
 }  // namespace qprof::profiler::cupti

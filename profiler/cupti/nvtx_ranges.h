@@ -1,76 +1,78 @@
-// NVTX range reconstruction and "range open at time t on thread T" lookup.
+// NVTX range state while records stream in: which ranges are open on each thread, in
+// each NVTX domain, and the closed ranges for the trace.
 //
-// CUPTI reports NVTX as MARKER records: a START record (name, timestamp, thread) and an
-// END record with the same marker id. This file pairs them into closed ranges, computes
-// each range's nesting (depth, parent, full path "decode/step 3/layer 12/moe") per
-// thread, and answers: which path was open on thread T at time t? That is how a kernel
-// gets the NVTX path of its launch: the runtime/driver API record that launched it
-// (joined on correlation id) gives the thread and the launch time.
+// CUPTI reports NVTX as MARKER records: a START record (name, domain, timestamp, thread)
+// and an END record with the same marker id. CUPTI writes host-side records (markers and
+// runtime/driver API records) into its buffers as they happen, so on one thread a range's
+// START comes before the API records of launches inside it, and its END after them. The
+// decoder therefore asks PathOn() when it reads a launch's API record: the ranges open on
+// that thread at that moment are those open at the launch. No record has to be kept
+// for a later lookup, so a long run holds only its open ranges.
 //
-// Plain C++ (no CUPTI types), so it is tested on the CPU.
+// Domains: a named NVTX domain (a library's own, e.g. NCCL's) has its own nesting. The
+// default domain gives a launch's nvtx_path; named domains give nvtx_domain_paths, and
+// their closed ranges carry the domain as a path prefix ("NCCL::ncclAllReduce"), so a
+// library's ranges never nest into the application's path.
 //
 // Contracts:
-//  - Ranges on one thread are assumed properly nested (push/pop). Start/end ranges
-//    that overlap without nesting are kept, but lookups return the innermost range
-//    whose interval contains t by the nesting computed from start order.
-//  - A START without END is closed at the last timestamp seen (`Finish(end_of_trace)`)
-//    and counted in unclosed().
-//  - An END without START is counted in unmatched_ends() and ignored.
+//  - Push/pop ranges nest on their thread. Start/end ranges that overlap without nesting
+//    are kept; a range's path is the ranges open in its domain when it started.
+//  - An END whose START has not arrived yet (records of another thread, delivered in a
+//    later buffer) is kept until its START comes; never-matched ENDs are counted.
+//  - CloseAll(t) closes what is still open at the end, counted in unclosed().
+//
+// Plain C++ (no CUPTI types); thread-safety: none (the decoder's caller serialises).
 #ifndef QPROF_PROFILER_CUPTI_NVTX_RANGES_H_
 #define QPROF_PROFILER_CUPTI_NVTX_RANGES_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "profiler/trace_data.h"
+
 namespace qprof::profiler::cupti {
 
-struct ClosedRange {
-  std::string name;
-  std::string path;      // ancestors' names and this one joined with '/'
-  int64_t start_ns = 0;
-  int64_t end_ns = 0;
-  uint32_t pid = 0;
-  uint64_t tid = 0;
-  uint32_t depth = 0;    // 0 = outermost on its thread
-  int parent = -1;       // index into the same thread's range list, -1 for none
-};
-
-class NvtxRangeIndex {
+class NvtxTracker {
  public:
-  // Marker events, in any order.
-  void OnStart(uint64_t marker_id, const std::string& name, int64_t ts_ns, uint32_t pid,
-               uint64_t tid);
+  // `domain` is "" for the default domain.
+  void OnStart(uint64_t marker_id, const std::string& name, const std::string& domain,
+               int64_t ts_ns, uint32_t pid, uint64_t tid);
   void OnEnd(uint64_t marker_id, int64_t ts_ns);
 
-  // Pairs up and indexes the ranges. `end_of_trace_ns` closes ranges left open.
-  // Call once, after all OnStart/OnEnd and before PathAt/ranges.
-  void Finish(int64_t end_of_trace_ns);
+  // The default domain's path open on `tid` now ("" when none); named domains' paths go
+  // into *domain_paths (domain -> path) when it is not null.
+  std::string PathOn(uint64_t tid, std::map<std::string, std::string>* domain_paths) const;
 
-  // Path of the innermost range open on `tid` at `t_ns` (start <= t < end), or "".
-  const std::string& PathAt(uint64_t tid, int64_t t_ns) const;
-
-  // All ranges, grouped by thread, sorted by start within a thread.
-  std::vector<const ClosedRange*> AllRanges() const;
+  // Moves the ranges closed since the last call into *out.
+  void TakeClosed(std::vector<RangeData>* out);
+  // Closes every range still open at `end_ns` (each counted in unclosed()).
+  void CloseAll(int64_t end_ns);
 
   uint64_t unclosed() const { return unclosed_; }
-  uint64_t unmatched_ends() const { return unmatched_ends_; }
+  uint64_t unmatched_ends() const { return early_ends_.size(); }
+  size_t open_ranges() const { return open_.size(); }
 
  private:
-  struct Start {
+  struct Open {
     std::string name;
-    int64_t start_ns;
-    uint32_t pid;
-    uint64_t tid;
+    std::string domain;
+    std::string path;  // within its domain
+    int64_t start_ns = 0;
+    uint32_t pid = 0;
+    uint64_t tid = 0;
+    uint32_t depth = 0;
   };
-  // Kept apart until Finish(): records may arrive out of order across buffers.
-  std::unordered_map<uint64_t, Start> starts_;                   // by marker id
-  std::unordered_map<uint64_t, int64_t> ends_;                   // by marker id
-  std::unordered_map<uint64_t, std::vector<ClosedRange>> by_thread_;
+  void Close(uint64_t marker_id, int64_t end_ns);
+
+  std::unordered_map<uint64_t, Open> open_;  // by marker id
+  // tid -> domain -> ids of its open ranges, in start order.
+  std::unordered_map<uint64_t, std::map<std::string, std::vector<uint64_t>>> stacks_;
+  std::unordered_map<uint64_t, int64_t> early_ends_;  // END before its START
+  std::vector<RangeData> closed_;
   uint64_t unclosed_ = 0;
-  uint64_t unmatched_ends_ = 0;
-  bool finished_ = false;
 };
 
 }  // namespace qprof::profiler::cupti

@@ -6,6 +6,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/profiler_cupti/decode_to_trace.h"
 #include "tests/profiler_cupti/fake_records.h"
 
 namespace qprof::profiler::cupti {
@@ -19,9 +20,7 @@ constexpr uint32_t kGraphLaunch = CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v1000
 
 proto::Trace Decode(const FakeBuffer& buffer, ActivityDecoder* decoder) {
   for (const CUpti_Activity* r : buffer.Records()) decoder->Add(r);
-  proto::Trace trace;
-  decoder->Finish(&trace);
-  return trace;
+  return testing::DecodeToTrace(decoder);
 }
 
 TEST(ActivityDecoderTest, KernelFieldsAndDemangledName) {
@@ -89,11 +88,13 @@ TEST(ActivityDecoderTest, NvtxPathOfTheLaunchingThreadAtLaunchTime) {
   EXPECT_EQ(trace.activities(1).nvtx_path(), "decode/step 3/layer 12");
   EXPECT_EQ(trace.activities(2).nvtx_path(), "other thread");
   EXPECT_EQ(trace.activities(3).nvtx_path(), "");
+  // Ranges in the order they closed.
   ASSERT_EQ(trace.ranges_size(), 5);
-  EXPECT_EQ(trace.ranges(3).path(), "decode/step 3/layer 12/moe");
-  EXPECT_EQ(trace.ranges(3).depth(), 3u);
-  EXPECT_EQ(trace.ranges(3).start_ns(), 400);
-  EXPECT_EQ(trace.ranges(3).end_ns(), 500);
+  EXPECT_EQ(trace.ranges(0).path(), "decode/step 3/layer 12/moe");
+  EXPECT_EQ(trace.ranges(0).depth(), 3u);
+  EXPECT_EQ(trace.ranges(0).start_ns(), 400);
+  EXPECT_EQ(trace.ranges(0).end_ns(), 500);
+  EXPECT_EQ(trace.ranges(3).path(), "decode");
   EXPECT_EQ(trace.ranges(4).tid(), 12u);
 }
 
@@ -123,9 +124,9 @@ TEST(ActivityDecoderTest, GraphKernelsShareTheGraphLaunchAttribution) {
 
 TEST(ActivityDecoderTest, DriverRecordInsideRuntimeCallKeepsTheOuterCall) {
   LaunchIndex index;
-  index.Add(9, LaunchInfo{1, 11, 500, 1, false});  // driver call, nested, later start
-  index.Add(9, LaunchInfo{1, 11, 480, 2, true});   // runtime call wraps it
-  index.Add(9, LaunchInfo{1, 11, 490, 3, false});
+  index.Add(9, LaunchInfo{1, 11, 500, 1, false, "", {}});  // driver call, nested, later start
+  index.Add(9, LaunchInfo{1, 11, 480, 2, true, "", {}});   // runtime call wraps it
+  index.Add(9, LaunchInfo{1, 11, 490, 3, false, "", {}});
   ASSERT_NE(index.Find(9), nullptr);
   EXPECT_TRUE(index.Find(9)->runtime);
   EXPECT_EQ(index.Find(9)->start_ns, 480);
@@ -235,13 +236,13 @@ TEST(ActivityDecoderTest, MemoryCapCountsWhatIsLeftOut) {
   ActivityDecoder decoder;
   decoder.SetMaxActivities(5);
   for (const CUpti_Activity* r : buf.Records()) decoder.Add(r);
-  proto::Trace trace;
-  decoder.Finish(&trace);
+  proto::Trace trace = testing::DecodeToTrace(&decoder);
   EXPECT_EQ(trace.activities_size(), 5);
   EXPECT_EQ(decoder.stats().over_cap, 2u);
+  EXPECT_EQ(trace.header().collector().records_over_cap(), 2u);
   bool warned = false;
   for (const std::string& w : trace.header().collector().warnings()) {
-    warned = warned || w.find("beyond the limit of 5") != std::string::npos;
+    warned = warned || w.find("beyond the in-memory limit") != std::string::npos;
   }
   EXPECT_TRUE(warned);
 }

@@ -1,6 +1,7 @@
 #include "profiler/cupti/buffer_pool.h"
 
 #include <cstdint>
+#include <cstdlib>
 #include <thread>
 #include <vector>
 
@@ -61,30 +62,51 @@ namespace qprof::profiler::cupti {
 namespace {
 
 TEST(CollectorStatsTest, DroppedAndRefusedAreCountedAndExplained) {
-  proto::CollectorStats stats;
-  stats.set_records_dropped(3);  // e.g. from an earlier collector on the same trace
+  CollectorStatsData stats;
+  stats.records_dropped = 3;  // e.g. from an earlier collector on the same trace
   CollectorCounters c;
   c.records_dropped = 17;
+  c.buffers_requested = 34;
   c.buffers_allocated = 32;
   c.buffer_bytes = 32u << 23;
   c.buffers_refused = 2;
   c.cap_bytes = 256u << 20;
   c.warnings = {"activity kind 13 not traced: x"};
-  AddCollectorCounters(c, &stats);
-  EXPECT_EQ(stats.records_dropped(), 20u);
-  EXPECT_EQ(stats.buffers_allocated(), 32u);
-  ASSERT_EQ(stats.warnings_size(), 3);
-  EXPECT_EQ(stats.warnings(0), "activity kind 13 not traced: x");
-  EXPECT_NE(stats.warnings(1).find("17 activity records were dropped"), std::string::npos);
-  EXPECT_NE(stats.warnings(2).find("2 buffer requests refused at the 256 MiB cap"),
+  DecoderStats d;
+  d.records_gpu = 100;
+  FillCollectorStats(c, d, 80, &stats);
+  EXPECT_EQ(stats.records_dropped, 20u);
+  EXPECT_EQ(stats.buffers_allocated, 32u);
+  EXPECT_EQ(stats.buffers_requested, 34u);
+  EXPECT_EQ(stats.records_gpu, 100u);
+  EXPECT_EQ(stats.records_written, 80u);
+  ASSERT_EQ(stats.warnings.size(), 3u);
+  EXPECT_EQ(stats.warnings[0], "activity kind 13 not traced: x");
+  EXPECT_NE(stats.warnings[1].find("17 activity records were dropped"), std::string::npos);
+  EXPECT_NE(stats.warnings[2].find("2 buffer requests refused at the 256 MiB cap"),
             std::string::npos);
 }
 
 TEST(CollectorStatsTest, NoLossNoWarnings) {
-  proto::CollectorStats stats;
-  AddCollectorCounters(CollectorCounters{}, &stats);
-  EXPECT_EQ(stats.records_dropped(), 0u);
-  EXPECT_EQ(stats.warnings_size(), 0);
+  CollectorStatsData stats;
+  FillCollectorStats(CollectorCounters{}, DecoderStats{}, 0, &stats);
+  EXPECT_EQ(stats.records_dropped, 0u);
+  EXPECT_TRUE(stats.warnings.empty());
+}
+
+TEST(BufferPoolTest, BuffersStillOutSurviveThePool) {
+  uint8_t* out = nullptr;
+  {
+    BufferPool pool(4096, 3 * 4096);
+    out = pool.Acquire();
+    uint8_t* back = pool.Acquire();
+    ASSERT_NE(out, nullptr);
+    EXPECT_EQ(pool.outstanding(), 2u);
+    EXPECT_TRUE(pool.Release(back));
+    EXPECT_EQ(pool.outstanding(), 1u);
+  }
+  out[4095] = 1;    // still allocated: CUPTI may hand it back after the collector is gone
+  std::free(out);   // and whoever gets it frees it
 }
 
 }  // namespace

@@ -6,6 +6,8 @@
 
 #include "gtest/gtest.h"
 #include "profiler/cupti/activity_buffer.h"
+#include "profiler/cupti/cupti_api.h"
+#include "tests/profiler_cupti/decode_to_trace.h"
 #include "tests/profiler_cupti/fake_records.h"
 
 namespace qprof::profiler::cupti {
@@ -56,7 +58,7 @@ TEST(CuptiCollectorTest, BadOptionsAreInvalidArgument) {
 }  // namespace qprof::profiler::cupti
 
 // libcupti's own record walk over a buffer of real record structs, into the decoder:
-// the path BufferCompleted takes, minus the GPU.
+// the path the collector's worker takes, minus the GPU.
 namespace qprof::profiler::cupti {
 namespace {
 
@@ -73,11 +75,11 @@ TEST(ActivityBufferTest, CuptiWalksOurRecordsIntoTheDecoder) {
   const size_t valid = (reinterpret_cast<const uint8_t*>(recs.back()) - base) +
                        sizeof(CUpti_ActivityMemcpy6);
   ActivityDecoder decoder;
-  BufferWalk walk = DecodeActivityBuffer(base, valid, &decoder);
+  BufferWalk walk = DecodeActivityBuffer(RealCuptiApi(), base, valid, &decoder);
   EXPECT_TRUE(walk.clean_end);
   EXPECT_EQ(walk.records, 6u);
-  proto::Trace trace;
-  decoder.Finish(&trace);
+  EXPECT_EQ(walk.unread_bytes, 0u);
+  proto::Trace trace = testing::DecodeToTrace(&decoder);
   ASSERT_EQ(trace.activities_size(), 2);
   EXPECT_EQ(trace.activities(0).name(), "gemm()");
   EXPECT_EQ(trace.activities(0).nvtx_path(), "layer 3");
@@ -87,7 +89,7 @@ TEST(ActivityBufferTest, CuptiWalksOurRecordsIntoTheDecoder) {
 
 TEST(ActivityBufferTest, EmptyBufferIsNothing) {
   ActivityDecoder decoder;
-  EXPECT_EQ(DecodeActivityBuffer(nullptr, 0, &decoder).records, 0u);
+  EXPECT_EQ(DecodeActivityBuffer(RealCuptiApi(), nullptr, 0, &decoder).records, 0u);
 }
 
 }  // namespace

@@ -48,7 +48,7 @@ inline CUpti_ActivityAPI Api(CUpti_ActivityKind kind, uint32_t cbid, uint64_t st
 }
 
 inline CUpti_ActivityMarker2 Marker(bool start, uint32_t id, const char* name, uint64_t ts,
-                                    uint32_t tid) {
+                                    uint32_t tid, const char* domain = nullptr) {
   CUpti_ActivityMarker2 m;
   std::memset(&m, 0, sizeof(m));
   m.kind = CUPTI_ACTIVITY_KIND_MARKER;
@@ -59,6 +59,7 @@ inline CUpti_ActivityMarker2 Marker(bool start, uint32_t id, const char* name, u
   m.objectId.pt.processId = 4242;
   m.objectId.pt.threadId = tid;
   m.name = start ? name : nullptr;
+  m.domain = domain;
   return m;
 }
 

@@ -1,5 +1,7 @@
-// libqprof_inject.so: exports exactly the injection entry point, and loading it and
-// calling that entry on a machine without a GPU neither crashes nor fails the host.
+// libqprof_inject.so: depends on the C/C++ runtime and libcupti only (no Abseil, no
+// protobuf that could clash with the host's), exports exactly the injection entry point,
+// and loading it and calling that entry on a machine without a GPU neither crashes nor
+// fails the host.
 // This test binary links no qprof library on purpose: like a real host process, it only
 // sees what the injection library exports.
 #include <dlfcn.h>
@@ -40,6 +42,36 @@ TEST(InjectLibraryTest, ExportsOnlyInitializeInjection) {
     names.insert(line.substr(line.rfind(' ') + 1));
   }
   EXPECT_EQ(names, std::set<std::string>{"InitializeInjection"}) << nm;
+}
+
+// The libraries `readelf -d` lists as NEEDED.
+std::set<std::string> Needed(const std::string& readelf) {
+  std::set<std::string> out;
+  size_t pos = 0;
+  while ((pos = readelf.find("Shared library: [", pos)) != std::string::npos) {
+    pos += 17;
+    out.insert(readelf.substr(pos, readelf.find(']', pos) - pos));
+  }
+  return out;
+}
+
+TEST(InjectLibraryTest, DependsOnTheCRuntimeAndLibcuptiOnly) {
+  const std::string readelf = RunCapture("readelf -d '" QPROF_INJECT_LIB "' 2>&1");
+  const std::set<std::string> needed = Needed(readelf);
+  ASSERT_FALSE(needed.empty()) << readelf;
+  EXPECT_EQ(needed.count("libcupti.so.13"), 1u) << readelf;
+  const std::set<std::string> allowed = {"libcupti.so.13", "libstdc++.so.6", "libgcc_s.so.1",
+                                         "libc.so.6", "libm.so.6", "ld-linux-x86-64.so.2"};
+  for (const std::string& lib : needed) EXPECT_EQ(allowed.count(lib), 1u) << lib << "\n" << readelf;
+  // A run path, if any, must not outrank LD_LIBRARY_PATH (RUNPATH does, RPATH does not).
+  EXPECT_EQ(readelf.find("(RPATH)"), std::string::npos) << readelf;
+  // Nothing of Abseil or protobuf, linked or imported.
+  const std::string ldd = RunCapture("ldd '" QPROF_INJECT_LIB "' 2>&1");
+  EXPECT_EQ(ldd.find("absl"), std::string::npos) << ldd;
+  EXPECT_EQ(ldd.find("protobuf"), std::string::npos) << ldd;
+  const std::string undefined = RunCapture("nm -D --undefined-only -C '" QPROF_INJECT_LIB "' 2>&1");
+  EXPECT_EQ(undefined.find("absl"), std::string::npos) << undefined;
+  EXPECT_EQ(undefined.find("google::protobuf"), std::string::npos) << undefined;
 }
 
 TEST(InjectLibraryTest, NoDriverMeansOneLineAndTheProgramGoesOn) {

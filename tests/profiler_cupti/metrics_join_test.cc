@@ -56,6 +56,9 @@ TEST(MetricsJoinTest, CountMismatchFallsBackToMeanAndUnknownNamesAreCounted) {
   EXPECT_DOUBLE_EQ(trace.activities(4).metrics().raw().at("x"), 85);
   EXPECT_NE(trace.activities(4).metrics().source().find("mean of 2"), std::string::npos);
   EXPECT_FALSE(trace.activities(5).has_metrics());
+  // Counted in the trace (issue 16, bug 1: matched/unmatched said, not silent).
+  EXPECT_EQ(trace.header().collector().metrics_kernels_matched(), 5u);
+  EXPECT_EQ(trace.header().collector().metrics_kernels_unmatched(), 1u);
 }
 
 TEST(MetricsJoinTest, UnavailableReasonIsCarriedOver) {
@@ -69,6 +72,8 @@ TEST(MetricsJoinTest, UnavailableReasonIsCarriedOver) {
   EXPECT_FALSE(trace.header().collector().metrics_available());
   EXPECT_EQ(trace.header().collector().metrics_unavailable_reason(),
             "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES");
+  EXPECT_EQ(trace.header().collector().metrics_kernels_unmatched(), 1u);
+  EXPECT_EQ(trace.header().collector().warnings_size(), 0);  // the reason says it all
 }
 
 }  // namespace

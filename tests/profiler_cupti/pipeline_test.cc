@@ -12,6 +12,7 @@
 #include "profiler/cupti/activity_decoder.h"
 #include "profiler/cupti/metrics_join.h"
 #include "proto/trace_io.h"
+#include "tests/profiler_cupti/decode_to_trace.h"
 #include "tests/profiler_cupti/fake_records.h"
 
 namespace qprof::profiler::cupti {
@@ -36,9 +37,7 @@ proto::Trace TracePass() {
   buf.Append(testing::Kernel("_Z14vectorized_addPfPKfS1_i", 5000, 5200, 200));
   ActivityDecoder decoder;
   for (const CUpti_Activity* r : buf.Records()) decoder.Add(r);
-  proto::Trace trace;
-  decoder.Finish(&trace);
-  return trace;
+  return testing::DecodeToTrace(&decoder);
 }
 
 proto::Trace MetricsPass() {

@@ -40,15 +40,57 @@ TEST(RecordSupportTest, MissingCuptiIsOneClearMessage) {
 }
 
 TEST(RecordSupportTest, EnvironmentForBothPasses) {
-  auto env = RecordEnvironment("/b/libqprof_inject.so", "/c/libcupti.so.13", "out", true, 2.5);
+  RecordEnvOptions o;
+  o.inject_library = "/b/libqprof_inject.so";
+  o.cupti_library = "/c/libcupti.so.13";
+  o.out_dir = "/abs/out";
+  o.run_token = "1234567890";
+  o.metrics_pass = true;
+  o.duration_s = 2.5;
+  auto env = RecordEnvironment(o);
   EXPECT_EQ(env.at("CUDA_INJECTION64_PATH"), "/b/libqprof_inject.so");
   EXPECT_EQ(env.at("NVTX_INJECTION64_PATH"), "/c/libcupti.so.13");
   EXPECT_EQ(env.at("QPROF_MODE"), "metrics");
   EXPECT_EQ(env.at("QPROF_DURATION_S"), "2.5");
-  auto trace = RecordEnvironment("/b/l.so", "", "out", false, 0);
+  EXPECT_EQ(env.at("QPROF_RUN_TOKEN"), "1234567890");
+  EXPECT_EQ(env.count("QPROF_NVTX"), 0u);
+  o.metrics_pass = false;
+  o.duration_s = 0;
+  o.cupti_library = "";
+  auto trace = RecordEnvironment(o);
   EXPECT_EQ(trace.at("QPROF_MODE"), "trace");
   EXPECT_EQ(trace.count("NVTX_INJECTION64_PATH"), 0u);
   EXPECT_EQ(trace.count("QPROF_DURATION_S"), 0u);
+}
+
+// Issue 16, bug 5: turning NVTX off must tell the collector too, which otherwise points
+// NVTX at libcupti itself precisely because NVTX_INJECTION64_PATH is unset.
+TEST(RecordSupportTest, NoNvtxTellsTheCollector) {
+  RecordEnvOptions o;
+  o.inject_library = "/b/l.so";
+  o.cupti_library = "/c/libcupti.so.13";
+  o.out_dir = "/abs";
+  o.nvtx = false;
+  auto env = RecordEnvironment(o);
+  EXPECT_EQ(env.count("NVTX_INJECTION64_PATH"), 0u);
+  EXPECT_EQ(env.at("QPROF_NVTX"), "off");
+}
+
+// Issue 16, bug 6: the folder is passed absolute (the program may change directory).
+TEST(RecordSupportTest, OutputFolderIsPassedAbsolute) {
+  RecordEnvOptions o;
+  o.out_dir = "rel/out";
+  auto env = RecordEnvironment(o);
+  EXPECT_EQ(env.at("QPROF_OUT_DIR"), (std::filesystem::current_path() / "rel/out").string());
+  EXPECT_EQ(AbsolutePath("/x/../y"), "/y");
+}
+
+TEST(RecordSupportTest, RunTokensDiffer) {
+  const std::string a = NewRunToken();
+  const std::string b = NewRunToken();
+  EXPECT_NE(a, b);
+  EXPECT_EQ(a.size(), 10u);
+  EXPECT_EQ(a.find_first_not_of("0123456789"), std::string::npos);
 }
 
 TEST(RecordSupportTest, FindsTheLibraryAndNamesWhereItLooked) {
@@ -65,17 +107,25 @@ TEST(RecordSupportTest, FindsTheLibraryAndNamesWhereItLooked) {
   EXPECT_EQ(*found, dir + "/libqprof_inject.so");
 }
 
-TEST(RecordSupportTest, ListsTraceAndMetricsFilesApart) {
+// Issue 16, bug 6: only this run's files, by token; an old file of a reused pid is not
+// taken for new, and cut (.partial) traces are listed apart.
+TEST(RecordSupportTest, ListsThisRunsTracesByToken) {
   const std::string dir = ::testing::TempDir() + "/record_list";
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
-  for (const char* f : {"qprof-12.qtrace", "qprof-12.metrics.qtrace", "qprof-7.qtrace",
-                        "other.qtrace", "qprof-9.qtrace.partial"}) {
+  for (const char* f : {"qprof-12-555.qtrace", "qprof-12-555.metrics.qtrace", "qprof-7-555.qtrace",
+                        "qprof-12-444.qtrace",  // same pid, an earlier run
+                        "qprof-12.qtrace", "other-1-555.qtrace", "qprof-x-555.qtrace",
+                        "qprof-9-555.qtrace.partial", "qprof-9-555.metrics.qtrace.partial"}) {
     std::ofstream(dir + "/" + f) << "x";
   }
-  EXPECT_EQ(ListTraceFiles(dir, false),
-            (std::set<std::string>{dir + "/qprof-12.qtrace", dir + "/qprof-7.qtrace"}));
-  EXPECT_EQ(ListTraceFiles(dir, true), (std::set<std::string>{dir + "/qprof-12.metrics.qtrace"}));
+  RunTraces t = ListRunTraces(dir, "555", false);
+  EXPECT_EQ(t.complete, (std::set<std::string>{dir + "/qprof-12-555.qtrace", dir + "/qprof-7-555.qtrace"}));
+  EXPECT_EQ(t.cut, (std::set<std::string>{dir + "/qprof-9-555.qtrace.partial"}));
+  RunTraces m = ListRunTraces(dir, "555", true);
+  EXPECT_EQ(m.complete, (std::set<std::string>{dir + "/qprof-12-555.metrics.qtrace"}));
+  EXPECT_EQ(m.cut, (std::set<std::string>{dir + "/qprof-9-555.metrics.qtrace.partial"}));
+  EXPECT_TRUE(ListRunTraces(dir, "444", false).complete.count(dir + "/qprof-12-444.qtrace"));
 }
 
 // The real command on this machine: without a driver it must refuse with one line.

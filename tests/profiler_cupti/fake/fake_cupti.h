@@ -1,0 +1,324 @@
+// A scripted GPU behind the CuptiApi seam: what libcupti and libcuda would do for a
+// program that launches kernels from several threads and streams, pushes NVTX ranges
+// (default and named domains), copies, sets memory and replays graphs; plus the faults
+// the collector must survive, on demand.
+//
+// Records are real CUpti_Activity* structs of the CUDA 13.0 headers (CUpti_ActivityKernel10,
+// CUpti_ActivityAPI, CUpti_ActivityMarker2, ...) written into the buffers the collector
+// hands out, packed at 8-byte alignment as CUPTI packs them, so the real decoder runs.
+// What it emulates, and how (each from the CUDA 13.0 headers and CUPTI's documentation):
+//  - Buffers: a record goes into the current buffer, requested from the collector's
+//    BufferRequested when there is none; when it is full it is completed. No buffer
+//    (nullptr) means the record is dropped and counted, as CUPTI does; the count is
+//    returned and reset by cuptiActivityGetNumDroppedRecords(NULL, 0) (global queue).
+//  - Completed buffers are delivered on the fake's own thread (CUPTI's worker), or by a
+//    flush on the calling thread: cuptiActivityFlushAll(0) returns every buffer whose
+//    records are complete (all of them here), FORCED the same.
+//  - Host-side records (API, markers) are written when they happen; GPU records
+//    (kernel, memcpy, memset) when the "device" hands them back, i.e. later: at a flush,
+//    at SyncAll(), or when 64 are waiting (as CUPTI's device buffers fill).
+//  - Callbacks: one subscriber (cuptiSubscribe_v2 fails with
+//    CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED and names the holder when another
+//    is attached); resource callbacks at context creation/destruction; driver API
+//    callbacks (enter and exit, with symbolName) for launches.
+//  - NVTX reaches CUPTI only when NVTX_INJECTION64_PATH was set at the first NVTX call.
+//  - Range profiler: auto range names ranges "0", "1", ... per context in launch order;
+//    a host object that refused one metric answers CUPTI_ERROR_UNKNOWN to every later
+//    ConfigAddMetrics (libcupti 13.0.1 does this, checked offline for GH100/GB202).
+// Thread-safety: every method may be called from any thread.
+#ifndef QPROF_TESTS_PROFILER_CUPTI_FAKE_FAKE_CUPTI_H_
+#define QPROF_TESTS_PROFILER_CUPTI_FAKE_FAKE_CUPTI_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "profiler/cupti/cupti_api.h"
+
+namespace qprof::profiler::cupti::fake {
+
+struct FakeDevice {
+  std::string name = "Fake H100 (qprof test stand-in)";
+  std::string chip = "GH100";
+  int cc_major = 9, cc_minor = 0, sm_count = 132;
+  size_t memory_bytes = size_t{80} << 30;
+  int clock_khz = 1980000, memory_clock_khz = 2619000, bus_width_bits = 5120;
+};
+
+struct FakeFaults {
+  // Another CUPTI client holds the subscriber (e.g. "Nsight Systems").
+  std::string other_subscriber;
+  // cuptiProfilerGetCounterAvailability -> CUPTI_ERROR_INSUFFICIENT_PRIVILEGES.
+  bool counters_denied = false;
+  // Full metric names the chip refuses in ConfigAddMetrics although its base metric is
+  // listed (their sub-metric is not offered either, so validation can see it).
+  std::set<std::string> refused_metrics;
+  // The host object makes an empty config image.
+  bool empty_config_image = false;
+  // Completed buffers are not delivered until a flush: CUPTI asks for buffers faster
+  // than it hands them back, so the collector's cap is reached and records are dropped.
+  bool hold_completed_buffers = false;
+  // Every n-th GPU record is dropped by "CUPTI" and counted (0: never).
+  int drop_every = 0;
+  // cuptiActivityGetNextRecord answers CUPTI_ERROR_MAX_LIMIT_REACHED after this many
+  // records of each buffer (-1: at the real end).
+  int walk_stops_after = -1;
+  // At the forced flush, one completed buffer's BufferCompleted is already running on
+  // another CUPTI thread and returns only after the flush has returned.
+  bool late_completion = false;
+  // At the forced flush, one buffer is kept back (CUPTI misbehaving): DeliverKept()
+  // hands it to the collector later, after it stopped.
+  bool keep_one_past_flush = false;
+  // cuptiActivityEnable(CONCURRENT_KERNEL) -> CUPTI_ERROR_NOT_SUPPORTED.
+  bool refuse_kernel_activity = false;
+  // cuptiGetVersion's answer.
+  uint32_t version = 130001;
+  bool driver_present = true;
+};
+
+// The scripted program's side, as virtual functions only: the stand-in libcuda calls
+// them on the fake that lives in the stand-in libcupti without linking a second copy of
+// the fake's code.
+class FakeGpuControl {
+ public:
+  virtual ~FakeGpuControl() = default;
+  virtual CUcontext CreateContext(uint32_t device) = 0;
+  virtual void DestroyContext(CUcontext ctx) = 0;
+  virtual uint32_t LaunchKernel(CUcontext ctx, uint32_t stream, const std::string& name,
+                                uint64_t duration_ns, uint64_t tid) = 0;
+  virtual uint32_t GraphLaunch(CUcontext ctx, uint32_t stream,
+                               const std::vector<std::string>& kernels, uint64_t tid) = 0;
+  virtual uint32_t Memcpy(CUcontext ctx, uint32_t stream, uint8_t copy_kind, uint64_t bytes,
+                          uint64_t tid) = 0;
+  virtual uint32_t Memset(CUcontext ctx, uint32_t stream, uint64_t bytes, uint64_t tid) = 0;
+  virtual void NvtxPush(uint64_t tid, const std::string& name, const std::string& domain) = 0;
+  virtual void NvtxPop(uint64_t tid, const std::string& domain) = 0;
+  virtual void SyncAll() = 0;
+};
+
+class FakeCupti final : public CuptiApi, public FakeGpuControl {
+ public:
+  explicit FakeCupti(std::vector<FakeDevice> devices = {FakeDevice{}});
+  ~FakeCupti() override;
+
+  FakeFaults faults;
+  // Where "libcupti" lives (LibraryPath()); the stand-in library sets its own path.
+  std::string library_path = "/fake/cuda/lib64/libcupti.so.13";
+  // Process id written into API and marker records.
+  uint32_t pid = 4242;
+  // When set, NVTX reaches "CUPTI" only if NVTX_INJECTION64_PATH names exactly this file.
+  std::string nvtx_requires_path;
+
+  // ---- The scripted program (each returns the correlation id of its API call) ---------
+  CUcontext CreateContext(uint32_t device) override;  // current on the calling thread
+  void DestroyContext(CUcontext ctx) override;
+  uint32_t LaunchKernel(CUcontext ctx, uint32_t stream, const std::string& name,
+                        uint64_t duration_ns, uint64_t tid) override;
+  uint32_t GraphLaunch(CUcontext ctx, uint32_t stream, const std::vector<std::string>& kernels,
+                       uint64_t tid) override;
+  uint32_t Memcpy(CUcontext ctx, uint32_t stream, uint8_t copy_kind, uint64_t bytes,
+                  uint64_t tid) override;
+  uint32_t Memset(CUcontext ctx, uint32_t stream, uint64_t bytes, uint64_t tid) override;
+  void NvtxPush(uint64_t tid, const std::string& name, const std::string& domain = "") override;
+  void NvtxPop(uint64_t tid, const std::string& domain = "") override;
+  // nvtxRangeStartA/nvtxRangeEnd: not nested by thread; may end on another thread.
+  uint32_t NvtxRangeStart(uint64_t tid, const std::string& name, const std::string& domain = "");
+  void NvtxRangeEnd(uint32_t id, uint64_t tid);
+  // The device hands its finished records back (cudaDeviceSynchronize).
+  void SyncAll() override;
+  // Delivers the buffer kept back by keep_one_past_flush (if any), on this thread.
+  void DeliverKept();
+  // Simulates being inside cuInit: driver calls made meanwhile are counted.
+  void SetInsideCuInit(bool inside) { inside_cu_init_ = inside; }
+
+  // ---- What happened ------------------------------------------------------------------
+  uint64_t gpu_records_made() const { return gpu_made_.load(); }
+  uint64_t gpu_records_dropped() const { return gpu_dropped_.load(); }
+  uint64_t records_dropped_total() const { return dropped_total_.load(); }  // every kind
+  uint64_t driver_calls_inside_cu_init() const { return driver_calls_in_init_.load(); }
+  std::vector<std::string> calls() const;  // "ActivityDisable(10)", "ActivityFlushAll(1)", ...
+  size_t IndexOfCall(const std::string& call) const;  // first index, or SIZE_MAX
+  bool buffer_callbacks_registered() const;
+  // Threads that walked buffers (GetNextRecord) and that delivered them (BufferCompleted).
+  std::set<std::thread::id> walk_threads() const;
+  std::set<std::thread::id> delivery_threads() const;
+  bool nvtx_reached_cupti() const { return nvtx_state_ == 1; }
+
+  // ---- CuptiApi -------------------------------------------------------------------------
+  CUptiResult GetVersion(uint32_t* version) override;
+  CUptiResult GetResultString(CUptiResult result, const char** str) override;
+  CUptiResult GetErrorMessage(CUptiResult result, const char** str) override;
+  std::string LibraryPath() override { return library_path; }
+  CUptiResult Subscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc callback,
+                        void* userdata, CUpti_SubscriberParams* params) override;
+  CUptiResult Unsubscribe(CUpti_SubscriberHandle subscriber) override;
+  CUptiResult EnableDomain(uint32_t enable, CUpti_SubscriberHandle subscriber,
+                           CUpti_CallbackDomain domain) override;
+  CUptiResult EnableCallback(uint32_t enable, CUpti_SubscriberHandle subscriber,
+                             CUpti_CallbackDomain domain, CUpti_CallbackId cbid) override;
+  CUptiResult ActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc requested,
+                                        CUpti_BuffersCallbackCompleteFunc completed) override;
+  CUptiResult ActivityEnable(CUpti_ActivityKind kind) override;
+  CUptiResult ActivityDisable(CUpti_ActivityKind kind) override;
+  CUptiResult ActivityEnableRuntimeApi(CUpti_CallbackId cbid, uint8_t enable) override;
+  CUptiResult ActivityEnableDriverApi(CUpti_CallbackId cbid, uint8_t enable) override;
+  CUptiResult ActivityFlushAll(uint32_t flag) override;
+  CUptiResult ActivityGetNumDroppedRecords(CUcontext context, uint32_t stream_id,
+                                           size_t* dropped) override;
+  CUptiResult ActivityGetNextRecord(uint8_t* buffer, size_t valid_size,
+                                    CUpti_Activity** record) override;
+  CUptiResult GetTimestamp(uint64_t* timestamp) override;
+  CUptiResult GetDeviceId(CUcontext context, uint32_t* device_id) override;
+  CUptiResult ProfilerInitialize(CUpti_Profiler_Initialize_Params* p) override;
+  CUptiResult ProfilerDeInitialize(CUpti_Profiler_DeInitialize_Params* p) override;
+  CUptiResult DeviceGetChipName(CUpti_Device_GetChipName_Params* p) override;
+  CUptiResult ProfilerGetCounterAvailability(CUpti_Profiler_GetCounterAvailability_Params* p) override;
+  CUptiResult HostInitialize(CUpti_Profiler_Host_Initialize_Params* p) override;
+  CUptiResult HostDeinitialize(CUpti_Profiler_Host_Deinitialize_Params* p) override;
+  CUptiResult HostGetBaseMetrics(CUpti_Profiler_Host_GetBaseMetrics_Params* p) override;
+  CUptiResult HostGetSubMetrics(CUpti_Profiler_Host_GetSubMetrics_Params* p) override;
+  CUptiResult HostConfigAddMetrics(CUpti_Profiler_Host_ConfigAddMetrics_Params* p) override;
+  CUptiResult HostGetConfigImageSize(CUpti_Profiler_Host_GetConfigImageSize_Params* p) override;
+  CUptiResult HostGetConfigImage(CUpti_Profiler_Host_GetConfigImage_Params* p) override;
+  CUptiResult HostGetNumOfPasses(CUpti_Profiler_Host_GetNumOfPasses_Params* p) override;
+  CUptiResult HostEvaluateToGpuValues(CUpti_Profiler_Host_EvaluateToGpuValues_Params* p) override;
+  CUptiResult RangeProfilerEnable(CUpti_RangeProfiler_Enable_Params* p) override;
+  CUptiResult RangeProfilerDisable(CUpti_RangeProfiler_Disable_Params* p) override;
+  CUptiResult RangeProfilerGetCounterDataSize(CUpti_RangeProfiler_GetCounterDataSize_Params* p) override;
+  CUptiResult RangeProfilerCounterDataImageInitialize(
+      CUpti_RangeProfiler_CounterDataImage_Initialize_Params* p) override;
+  CUptiResult RangeProfilerSetConfig(CUpti_RangeProfiler_SetConfig_Params* p) override;
+  CUptiResult RangeProfilerStart(CUpti_RangeProfiler_Start_Params* p) override;
+  CUptiResult RangeProfilerStop(CUpti_RangeProfiler_Stop_Params* p) override;
+  CUptiResult RangeProfilerDecodeData(CUpti_RangeProfiler_DecodeData_Params* p) override;
+  CUptiResult RangeProfilerGetCounterDataInfo(CUpti_RangeProfiler_GetCounterDataInfo_Params* p) override;
+  CUptiResult RangeProfilerCounterDataGetRangeInfo(
+      CUpti_RangeProfiler_CounterData_GetRangeInfo_Params* p) override;
+  bool DriverPresent() override { return faults.driver_present; }
+  CUresult CtxGetCurrent(CUcontext* ctx) override;
+  CUresult DeviceGetCount(int* count) override;
+  CUresult DeviceGetName(char* name, int len, CUdevice dev) override;
+  CUresult DeviceGetAttribute(int* value, CUdevice_attribute attribute, CUdevice dev) override;
+  CUresult DeviceTotalMem(size_t* bytes, CUdevice dev) override;
+
+  // Metric values the fake "measures" for a kernel: tensor pipe busy for names with
+  // "mma" or "gemm", FMA pipe busy otherwise.
+  static double MetricValue(const std::string& kernel, const std::string& metric);
+  // Base metric names per type for a chip, as libcupti 13.0.1 lists them (subset).
+  static std::vector<std::string> ChipBaseMetrics(const std::string& chip, CUpti_MetricType type);
+
+ private:
+  struct Context {
+    uint32_t device = 0;
+    std::map<uint32_t, uint64_t> stream_free;  // when each stream's last work ends
+  };
+  struct Buffer {
+    uint8_t* data = nullptr;
+    size_t size = 0;
+    size_t used = 0;
+  };
+  struct Subscriber {
+    CUpti_CallbackFunc callback = nullptr;
+    void* userdata = nullptr;
+    std::set<CUpti_CallbackDomain> domains;
+    std::set<std::pair<CUpti_CallbackDomain, CUpti_CallbackId>> callbacks;
+  };
+  struct HostObject {
+    std::string chip;
+    bool poisoned = false;
+    std::vector<std::string> metrics;
+    std::vector<std::string> base[3];
+    std::vector<const char*> base_ptrs[3];
+    std::vector<const char*> sub_ptrs;
+  };
+  struct RangeObject {
+    CUcontext ctx = nullptr;
+    bool started = false;
+    size_t max_ranges = 0;
+    size_t dropped = 0;
+    const uint8_t* image = nullptr;
+    std::vector<std::string> kernels;  // range k = k-th kernel launched while started
+    std::vector<std::string> names;    // "0", "1", ...
+  };
+
+  void Log(std::string call) const;
+  const char* Intern(const std::string& s);
+  uint64_t HostNow(uint64_t advance_ns = 500);
+  bool Enabled(CUpti_ActivityKind kind) const;
+  void Emit(const void* record, size_t size);  // host-side record: written now
+  bool NvtxInjected();
+  void EmitMarker(bool start, uint32_t id, uint64_t tid, const char* name, const char* domain);
+  void EmitGpu(std::vector<uint8_t> record);   // device-side: written later
+  void DrainGpuLocked(bool all);
+  void CompleteCurrentLocked();
+  void DeliverOne(uint8_t* buffer, size_t valid, std::thread::id* by);
+  void DeliveryLoop();
+  void DispatchCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data);
+  uint32_t ApiRecord(CUpti_ActivityKind kind, CUpti_CallbackId cbid, uint64_t tid,
+                     uint64_t start, uint64_t end);
+  uint64_t GpuSlot(CUcontext ctx, uint32_t stream, uint64_t after, uint64_t duration);
+  void LaunchCallbacks(CUcontext ctx, const std::string& name, uint32_t correlation);
+  void AddRange(CUcontext ctx, const std::string& kernel);
+
+  static thread_local CUcontext t_current_;  // the calling thread's current context
+  const std::vector<FakeDevice> devices_;
+  mutable std::mutex mu_;  // state below (never held while calling the collector)
+  std::vector<std::string> calls_;
+  std::map<CUcontext, Context> contexts_;
+  std::set<CUpti_ActivityKind> enabled_;
+  CUpti_BuffersCallbackRequestFunc requested_ = nullptr;
+  CUpti_BuffersCallbackCompleteFunc completed_ = nullptr;
+  std::unique_ptr<Subscriber> subscriber_;
+  std::deque<std::pair<uint8_t*, size_t>> completed_queue_;
+  std::pair<uint8_t*, size_t> kept_{nullptr, 0};
+  size_t dropped_ = 0;
+  std::set<std::thread::id> walk_threads_;
+  std::set<std::thread::id> delivery_threads_;
+  std::set<std::string> interned_;
+  std::map<uint64_t, std::map<std::string, std::vector<uint32_t>>> nvtx_stacks_;
+  std::map<CUcontext, RangeObject*> range_by_ctx_;
+  std::vector<std::unique_ptr<RangeObject>> range_objects_;
+  std::vector<std::unique_ptr<HostObject>> host_objects_;
+
+  std::mutex launch_mu_;  // one launch's callbacks and range at a time
+  std::mutex emit_mu_;  // record order within buffers; held while requesting a buffer
+  Buffer current_;
+  std::vector<std::vector<uint8_t>> gpu_waiting_;
+
+  std::thread delivery_;
+  std::condition_variable delivery_cv_;
+  bool stop_delivery_ = false;
+  int delivering_ = 0;  // buffers the delivery thread is handing back now (under mu_)
+  std::mutex late_mu_;
+  std::condition_variable late_cv_;
+  // The late completion: 1 thread started, 2 inside the collector's callback, 3 the
+  // flush returned, 4 done.
+  int late_stage_ = 0;
+  std::thread::id late_thread_id_;
+  std::thread late_thread_;
+
+  std::atomic<uint64_t> host_clock_{1'000'000'000};
+  std::atomic<uint32_t> next_correlation_{1};
+  std::atomic<uint32_t> next_marker_{1};
+  std::atomic<uint64_t> next_graph_{1};
+  std::atomic<uint64_t> gpu_made_{0};
+  std::atomic<uint64_t> gpu_dropped_{0};
+  std::atomic<uint64_t> dropped_total_{0};
+  std::atomic<uint64_t> driver_calls_in_init_{0};
+  std::atomic<bool> inside_cu_init_{false};
+  std::atomic<int> nvtx_state_{-1};  // -1 unknown, 0 not injected, 1 injected
+  uintptr_t next_context_ = 0x1000;
+};
+
+}  // namespace qprof::profiler::cupti::fake
+
+#endif  // QPROF_TESTS_PROFILER_CUPTI_FAKE_FAKE_CUPTI_H_
