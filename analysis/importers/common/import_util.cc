@@ -111,16 +111,6 @@ void RangeNester::Resolve(proto::Trace* trace) {
   launches_.clear();
 }
 
-void SortActivities(proto::Trace* trace) {
-  auto* acts = trace->mutable_activities();
-  std::stable_sort(acts->pointer_begin(), acts->pointer_end(),
-                   [](const proto::Activity* a, const proto::Activity* b) {
-                     if (a->start_ns() != b->start_ns()) return a->start_ns() < b->start_ns();
-                     if (a->device_id() != b->device_id()) return a->device_id() < b->device_id();
-                     return a->stream_id() < b->stream_id();
-                   });
-}
-
 void FillImportedHeader(proto::Trace* trace, const std::string& path, const char* kind) {
   proto::TraceHeader* h = trace->mutable_header();
   h->set_schema_version(kTraceSchemaVersion);

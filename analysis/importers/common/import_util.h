@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/importers/common/trace_sink.h"
 #include "base/text.h"
 #include "proto/trace.pb.h"
 
@@ -83,9 +84,6 @@ class RangeNester {
   std::vector<Range> ranges_;
   std::vector<Launch> launches_;
 };
-
-// Sorts activities by (start, device, stream) so every importer hands out the same order.
-void SortActivities(proto::Trace* trace);
 
 // Sets schema/provenance/source fields of an imported trace's header.
 void FillImportedHeader(proto::Trace* trace, const std::string& path, const char* kind);
