@@ -82,6 +82,18 @@ class Streamer {
   }
 
   absl::Status Run() {
+    absl::Status s = RunDocument();
+    // A source that failed part way (a cut gzip stream) was read as if it ended there; its
+    // own error says more than "JSON ended early", so it wins.
+    if (!source_error_.ok()) {
+      return absl::DataLossError(absl::StrCat(source_error_.message(),
+                                              s.ok() ? "" : absl::StrCat("; ", s.message())));
+    }
+    return s;
+  }
+
+ private:
+  absl::Status RunDocument() {
     size_t i = 0;
     ASSIGN_OR_RETURN(bool any, SkipWs(&i));
     if (!any) return absl::InvalidArgumentError(absl::StrCat(label_, ": empty JSON document"));
@@ -137,7 +149,6 @@ class Streamer {
     return absl::OkStatus();
   }
 
- private:
   absl::Status Truncated(size_t i, const char* where) {
     return absl::DataLossError(absl::StrCat(label_, ": truncated JSON: input ended at byte ",
                                             base_ + i, " ", where));
@@ -167,7 +178,15 @@ class Streamer {
       buf_.resize(std::max(buf_.size() * 2, end_ + min_read + kPadding));
     }
     size_t want = std::min(limits_.read_bytes, buf_.size() - kPadding - end_);
-    ASSIGN_OR_RETURN(size_t got, src_->Read(buf_.data() + end_, want));
+    absl::StatusOr<size_t> read = src_->Read(buf_.data() + end_, want);
+    if (absl::IsDataLoss(read.status())) {
+      // Cut short: what was read so far is still handed out; Run() reports the cut.
+      source_error_ = read.status();
+      eof_ = true;
+      return false;
+    }
+    if (!read.ok()) return read.status();
+    size_t got = *read;
     if (got == 0) {
       eof_ = true;
       return false;
@@ -248,6 +267,7 @@ class Streamer {
       ev.second = static_cast<uint32_t>(ev.second - first + 1);
     }
     batch_.data = batch_buf_.data();
+    batch_.buffer = &batch_buf_;
     batch_.size = n;
     batch_.capacity = batch_buf_.size();
     batch_.stream_offset = base_ + first;
@@ -289,6 +309,7 @@ class Streamer {
     std::memset(batch_buf_.data() + n, ' ', kPadding);
     batch_.events.clear();
     batch_.data = batch_buf_.data();
+    batch_.buffer = &batch_buf_;
     batch_.size = n;
     batch_.capacity = batch_buf_.size();
     batch_.stream_offset = base_ + i;
@@ -310,6 +331,7 @@ class Streamer {
 
   // The events array starting at '[' at index i; on return pos_ is just past its ']'.
   absl::Status StreamArray(size_t i) {
+    h_->OnEventsBegin();
     ++i;
     pos_ = i;
     while (true) {
@@ -365,6 +387,7 @@ class Streamer {
   size_t pos_ = 0, end_ = 0;
   uint64_t base_ = 0;
   bool eof_ = false;
+  absl::Status source_error_;
   EventBatch batch_;
   size_t batch_first_ = 0, batch_last_ = 0;
   uint64_t exact_until_ = 0;  // stream offset: scan exactly up to here after a failed fast batch

@@ -37,12 +37,17 @@ struct EventBatch {
   // Set by the handler when it returns kAborted on a fast-path batch: how many events it
   // consumed before something did not parse. The streamer then rescans exactly from there.
   size_t consumed = 0;
+  // The vector holding `data`: a handler may swap it for another (empty or not) to keep the
+  // bytes, e.g. to decode them on another thread; the streamer then uses the one it gets.
+  std::vector<char>* buffer = nullptr;
 };
 
 class TraceJsonHandler {
  public:
   virtual ~TraceJsonHandler() = default;
   virtual absl::Status OnMember(std::string_view key, std::string_view json) = 0;
+  // The traceEvents array begins (events may follow).
+  virtual void OnEventsBegin() {}
   // With batch->events empty, returning kAborted (and setting batch->consumed) asks for the
   // rest of the batch again with exact boundaries; any other error stops the stream.
   virtual absl::Status OnEvents(EventBatch* batch) = 0;
