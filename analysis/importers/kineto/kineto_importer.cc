@@ -552,6 +552,16 @@ void KinetoReader::Finish(bool truncated, const std::string& truncation_detail, 
   sink->End(trace_.header(), truncated, truncation_detail);
 }
 
+// Batches of 1 MiB: each decoder's simdjson buffers grow with the batch (several bytes per
+// input byte), and a few batches are in flight per worker; 1 MiB keeps that to a few tens of
+// MiB while a batch still holds thousands of events.
+JsonStreamLimits Limits() {
+  JsonStreamLimits l;
+  l.batch_bytes = size_t{1} << 20;
+  l.read_bytes = size_t{4} << 20;
+  return l;
+}
+
 using SourceFactory = std::function<absl::StatusOr<std::unique_ptr<ByteSource>>()>;
 
 // One read of the document; Aborted when parallel decoding must give way to one thread.
@@ -560,7 +570,7 @@ absl::Status ReadOnce(const SourceFactory& open, const std::string& label,
   ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> source, open());
   auto reader = std::make_unique<KinetoReader>(label, workers);
   Progress progress(options.progress, "reading " + label);
-  absl::Status s = StreamTraceJson(source.get(), label, reader.get(), &progress);
+  absl::Status s = StreamTraceJson(source.get(), label, reader.get(), &progress, Limits());
   absl::Status drained = reader->Drain();
   if (absl::IsCancelled(s) || absl::IsCancelled(drained)) {
     return absl::AbortedError("parallel decoding gave way: read again on one thread");
