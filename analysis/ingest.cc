@@ -8,9 +8,10 @@
 #include <thread>
 
 namespace qprof {
-
 absl::StatusOr<aggregate::ProfileState> IngestFile(const std::string& path,
                                                    const importers::ImportOptions& options) {
+  // (Aggregating on a second thread while the importer reads was tried: handing records
+  // between threads cost more than it saved.)
   aggregate::ProfileState state;
   aggregate::TraceAccumulator acc(&state);
   absl::Status s = importers::StreamFile(path, &acc, options);

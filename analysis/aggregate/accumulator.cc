@@ -123,18 +123,44 @@ void ProfileState::Merge(ProfileState&& other) {
   other = ProfileState();
 }
 
+void TraceAccumulator::ClearCaches() {
+  name_cache_.clear();
+  path_cache_.clear();
+  last_group_ = UINT32_MAX;
+  last_path_info_ = {nullptr, -1};
+  last_device_union_ = nullptr;
+  last_stream_union_ = nullptr;
+  last_step_acc_ = nullptr;
+}
+
 void TraceAccumulator::Begin(const proto::TraceHeader& header) {
   trace_ = static_cast<uint32_t>(state_->traces.size());
   state_->traces.emplace_back();
   state_->traces.back().header = header;
-  name_cache_.clear();
-  path_cache_.clear();
+  ClearCaches();
+}
+
+UnionAcc& TraceAccumulator::DeviceUnion(uint32_t device) {
+  if (last_device_union_ == nullptr || last_device_ != device) {
+    last_device_union_ = &state_->traces[trace_].devices[device];  // map nodes do not move
+    last_device_ = device;
+  }
+  return *last_device_union_;
+}
+
+UnionAcc& TraceAccumulator::StreamUnion(uint32_t device, uint64_t stream) {
+  const std::pair<uint32_t, uint64_t> key{device, stream};
+  if (last_stream_union_ == nullptr || last_stream_ != key) {
+    last_stream_union_ = &state_->traces[trace_].streams[key];
+    last_stream_ = key;
+  }
+  return *last_stream_union_;
 }
 
 void TraceAccumulator::Reset() {
   proto::TraceHeader header = std::move(state_->traces.back().header);
   *state_ = ProfileState();
-  Begin(header);
+  Begin(header);  // clears the caches, which point into the old state
 }
 
 void TraceAccumulator::End(const proto::TraceHeader& header, bool truncated,
@@ -192,6 +218,7 @@ void TraceAccumulator::AddStepWork(const proto::Activity& a) {
 
 KernelGroup& TraceAccumulator::GroupOf(const proto::Activity& a) {
   const std::string& raw = a.name().empty() ? a.mangled_name() : a.name();
+  if (last_group_ != UINT32_MAX && raw == last_name_) return state_->groups[last_group_];
   auto it = name_cache_.find(raw);
   if (it == name_cache_.end()) {
     std::string n = NormaliseKernelName(raw);
@@ -199,17 +226,22 @@ KernelGroup& TraceAccumulator::GroupOf(const proto::Activity& a) {
     if (name_cache_.size() >= kMaxCacheEntries) name_cache_.clear();
     it = name_cache_.emplace(raw, state_->GroupFor(n)).first;
   }
+  last_name_ = raw;
+  last_group_ = it->second;
   return state_->groups[it->second];
 }
 
 const TraceAccumulator::PathInfo& TraceAccumulator::PathOf(const std::string& nvtx_path) {
+  if (last_path_info_.range != nullptr && nvtx_path == last_path_) return last_path_info_;
   auto it = path_cache_.find(nvtx_path);
   if (it == path_cache_.end()) {
     if (path_cache_.size() >= kMaxCacheEntries) path_cache_.clear();
     RangeAcc* r = &state_->ranges[FoldNvtxPath(nvtx_path)];
     it = path_cache_.emplace(nvtx_path, PathInfo{r, StepOfPath(nvtx_path)}).first;
   }
-  return it->second;
+  last_path_ = nvtx_path;
+  last_path_info_ = it->second;
+  return last_path_info_;
 }
 
 // What every launch contributes, valid or not: the representative launch, classification's
@@ -245,10 +277,10 @@ void TraceAccumulator::AddValidLaunch(KernelGroup& g, uint32_t group, const prot
   ++g.calls;
   g.time_ns += static_cast<uint64_t>(d);
   g.durations.Add(d);
-  UnionAcc& dev = t.devices[a.device_id()];
+  UnionAcc& dev = DeviceUnion(a.device_id());
   dev.busy.Add(a.start_ns(), a.end_ns());
   dev.kernel_time_ns += static_cast<uint64_t>(d);
-  UnionAcc& stream = t.streams[{a.device_id(), a.stream_id()}];
+  UnionAcc& stream = StreamUnion(a.device_id(), a.stream_id());
   stream.busy.Add(a.start_ns(), a.end_ns());
   stream.kernel_time_ns += static_cast<uint64_t>(d);
   t.first_ns = std::min(t.first_ns, a.start_ns());
@@ -260,7 +292,11 @@ void TraceAccumulator::AddValidLaunch(KernelGroup& g, uint32_t group, const prot
     p.range->time_ns += static_cast<uint64_t>(d);
     p.range->calls += 1;
     if (p.step >= 0) {
-      StepAcc& s = state_->steps[p.step];
+      if (last_step_acc_ == nullptr || last_step_ != p.step) {
+        last_step_acc_ = &state_->steps[p.step];
+        last_step_ = p.step;
+      }
+      StepAcc& s = *last_step_acc_;
       s.first_ns = std::min(s.first_ns, a.start_ns());
       s.last_ns = std::max(s.last_ns, a.end_ns());
       s.time_ns += static_cast<uint64_t>(d);

@@ -159,6 +159,9 @@ class TraceAccumulator : public importers::TraceSink {
   void End(const proto::TraceHeader& header, bool truncated,
            const std::string& truncation_detail) override;
   void Reset() override;
+  // Nothing here reads grid, block, registers or shared memory yet. (A per-kernel launch
+  // accumulator that does, e.g. for occupancy, turns this on.)
+  bool WantsLaunchConfig() const override { return false; }
 
  private:
   struct PathInfo {
@@ -171,11 +174,26 @@ class TraceAccumulator : public importers::TraceSink {
   void AddValidLaunch(KernelGroup& g, uint32_t group, const proto::Activity& a, int64_t d);
   void AddStepWork(const proto::Activity& a);
 
+  UnionAcc& DeviceUnion(uint32_t device);
+  UnionAcc& StreamUnion(uint32_t device, uint64_t stream);
+  void ClearCaches();
+
   ProfileState* state_;
   uint32_t trace_ = 0;
   // Caches over repeated strings, cleared when they grow past a bound.
   std::unordered_map<std::string, uint32_t> name_cache_;
   std::unordered_map<std::string, PathInfo> path_cache_;
+  // The last lookups: consecutive launches mostly share a name, path, device and stream.
+  std::string last_name_;
+  uint32_t last_group_ = UINT32_MAX;
+  std::string last_path_;
+  PathInfo last_path_info_{nullptr, -1};
+  uint32_t last_device_ = 0;
+  UnionAcc* last_device_union_ = nullptr;
+  std::pair<uint32_t, uint64_t> last_stream_{0, 0};
+  UnionAcc* last_stream_union_ = nullptr;
+  int64_t last_step_ = -1;
+  StepAcc* last_step_acc_ = nullptr;
 };
 
 // Replays a trace in memory into `state` as one more trace.

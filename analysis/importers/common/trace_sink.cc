@@ -10,6 +10,10 @@ void TraceBuilder::Activity(const proto::Activity& activity) {
   *trace_.add_activities() = activity;
 }
 
+void TraceBuilder::TakeActivity(proto::Activity* activity) {
+  trace_.add_activities()->Swap(activity);
+}
+
 void TraceBuilder::Range(const proto::NvtxRange& range) { *trace_.add_ranges() = range; }
 
 void TraceBuilder::End(const proto::TraceHeader& header, bool truncated,

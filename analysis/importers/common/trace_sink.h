@@ -33,11 +33,18 @@ class TraceSink {
   virtual ~TraceSink() = default;
   virtual void Begin(const proto::TraceHeader& header) = 0;
   virtual void Activity(const proto::Activity& activity) = 0;
+  // The same, from an importer that refills `activity` for the next record anyway: the sink
+  // may take its contents (swap them out) instead of copying them.
+  virtual void TakeActivity(proto::Activity* activity) { Activity(*activity); }
   virtual void Range(const proto::NvtxRange& range) = 0;
   // `truncation_detail` says where the input was cut (with a byte offset or row when known).
   virtual void End(const proto::TraceHeader& header, bool truncated,
                    const std::string& truncation_detail) = 0;
   virtual void Reset() = 0;
+  // False when the sink never reads a kernel's launch configuration (grid, block, registers,
+  // shared memory, CUDA graph ids): importers that pay per field read (nsys: one SQLite call
+  // per column and row) may then leave those fields unset.
+  virtual bool WantsLaunchConfig() const { return true; }
 };
 
 // Collects records into a proto::Trace.
@@ -48,6 +55,7 @@ class TraceBuilder : public TraceSink {
   explicit TraceBuilder(bool sort = true) : sort_(sort) {}
   void Begin(const proto::TraceHeader& header) override;
   void Activity(const proto::Activity& activity) override;
+  void TakeActivity(proto::Activity* activity) override;
   void Range(const proto::NvtxRange& range) override;
   void End(const proto::TraceHeader& header, bool truncated,
            const std::string& truncation_detail) override;

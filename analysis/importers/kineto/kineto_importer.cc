@@ -524,7 +524,7 @@ void KinetoReader::Emit(TraceSink* sink) {
   for (uint32_t i : order) {
     a.Clear();
     FillActivity(gpu_[i], &a);
-    sink->Activity(a);
+    sink->TakeActivity(&a);
   }
 }
 

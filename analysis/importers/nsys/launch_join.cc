@@ -19,7 +19,7 @@ absl::Status RuntimeJoin::Fill() {
       break;
     }
     Entry e{runtime_.Int(1), runtime_.Int(2), rows_++, runtime_.Int(0)};
-    Process& p = processes_[PidOf(e.gtid)];
+    Process& p = processes_[PidOf(e.gtid)];  // no pointer cache: Find's must stay valid
     if (e.corr <= p.handed_until) {
       failed_ = true;  // a row behind the window: the tables are too far out of order
       break;
@@ -37,7 +37,11 @@ absl::Status RuntimeJoin::Fill() {
 absl::StatusOr<std::optional<RuntimeJoin::Launch>> RuntimeJoin::Find(uint32_t pid,
                                                                       int64_t correlation) {
   RETURN_IF_ERROR(Fill());
-  Process& p = processes_[pid];
+  if (last_process_ == nullptr || last_pid_ != pid) {
+    last_process_ = &processes_[pid];  // unordered_map nodes do not move
+    last_pid_ = pid;
+  }
+  Process& p = *last_process_;
   // Hand over every row up to the id asked for, reading ahead as the window empties.
   while (!failed_ && !p.window.empty() && p.window.front().corr <= correlation) {
     const Entry e = p.window.front();
@@ -58,6 +62,9 @@ absl::StatusOr<std::optional<RuntimeJoin::Launch>> RuntimeJoin::Find(uint32_t pi
   if (correlation <= p.dropped_until) {
     failed_ = true;  // asked for an id the recent list no longer holds
     return std::nullopt;
+  }
+  if (!p.recent.empty() && p.recent.back().corr == correlation) {  // in order: the usual case
+    return Launch{p.recent.back().gtid, p.recent.back().start};
   }
   auto it = std::lower_bound(p.recent.begin(), p.recent.end(), correlation,
                              [](const Entry& e, int64_t c) { return e.corr < c; });

@@ -65,6 +65,8 @@ class RuntimeJoin {
 
   SqliteStmt runtime_;
   std::unordered_map<uint32_t, Process> processes_;
+  Process* last_process_ = nullptr;
+  uint32_t last_pid_ = 0;
   size_t in_windows_ = 0;
   uint64_t rows_ = 0;
   bool exhausted_ = false;

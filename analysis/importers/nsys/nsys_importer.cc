@@ -47,14 +47,13 @@ const char* CopyKindName(int64_t k) {
   }
 }
 
-// The columns an activity table is read with, at fixed positions: absent ones are NULL
-// (read as 0 / ""), so one row reader serves every schema version.
+// The columns an activity table is read with. Only those the table has are selected (each
+// column read costs a call into SQLite per row); RowColumns says where each one landed.
 enum Col {
   kStart, kEnd, kDevice, kStream, kCorr, kGpid, kGraphNode, kGraph,
   kDemangled, kShortName, kMangled, kTextName, kGridX, kGridY, kGridZ, kBlockX, kBlockY,
   kBlockZ, kRegs, kStaticSmem, kDynamicSmem, kBytes, kCopyKind,
   kColCount,
-  kRowId = kColCount, kLaunchTid, kLaunchStart,  // the exact join adds these
 };
 constexpr const char* kColNames[kColCount] = {
     "start", "end", "deviceId", "streamId", "correlationId", "globalPid", "graphNodeId",
@@ -62,10 +61,23 @@ constexpr const char* kColNames[kColCount] = {
     "blockX", "blockY", "blockZ", "registersPerThread", "staticSharedMemory",
     "dynamicSharedMemory", "bytes", "copyKind"};
 
-std::string SelectList(const Columns& c, const char* prefix) {
+struct RowColumns {
+  int at[kColCount];  // position in the SELECT, -1 when the table lacks it (reads as 0 / "")
+  int rowid = -1, launch_tid = -1, launch_start = -1;  // the exact join's extra columns
+  int operator[](Col c) const { return at[c]; }
+};
+
+bool IsLaunchConfig(int col) {
+  return col == kGraphNode || col == kGraph || (col >= kGridX && col <= kDynamicSmem);
+}
+
+std::string SelectList(const Columns& c, const char* prefix, bool launch_config, RowColumns* rc) {
   std::vector<std::string> cols;
-  for (const char* name : kColNames) {
-    cols.push_back(c.Has(name) ? absl::StrCat(prefix, "\"", name, "\"") : "NULL");
+  for (int i = 0; i < kColCount; ++i) {
+    rc->at[i] = -1;
+    if (!c.Has(kColNames[i]) || (!launch_config && IsLaunchConfig(i))) continue;
+    rc->at[i] = static_cast<int>(cols.size());
+    cols.push_back(absl::StrCat(prefix, "\"", kColNames[i], "\""));
   }
   return absl::StrJoin(cols, ", ");
 }
@@ -146,7 +158,8 @@ class NsysReader {
   absl::Status PrepareJoin();
   absl::Status ReadRanges();
   absl::Status ReadActivities(const ActivityTable& table);
-  void FillActivity(const SqliteStmt& st, proto::ActivityKind kind, proto::Activity* a);
+  void FillActivity(const SqliteStmt& st, const RowColumns& c, proto::ActivityKind kind,
+                    proto::Activity* a);
   void SetLaunch(int64_t global_tid, int64_t start, proto::Activity* a);
   void FinishHeader();
 
@@ -263,45 +276,46 @@ absl::Status NsysReader::ReadRanges() {
   return status;
 }
 
-void NsysReader::FillActivity(const SqliteStmt& st, proto::ActivityKind kind,
-                              proto::Activity* a) {
+void NsysReader::FillActivity(const SqliteStmt& st, const RowColumns& c,
+                              proto::ActivityKind kind, proto::Activity* a) {
   a->set_kind(kind);
-  int64_t start = st.Int(kStart), end = st.Int(kEnd);
+  int64_t start = st.Int(c[kStart]), end = st.Int(c[kEnd]);
   if (end < start) {
     ++invalid_;
     end = start;
   }
   a->set_start_ns(start);
   a->set_end_ns(end);
-  a->set_device_id(static_cast<uint32_t>(st.Int(kDevice)));
-  a->set_stream_id(static_cast<uint64_t>(st.Int(kStream)));
-  a->set_correlation_id(static_cast<uint64_t>(st.Int(kCorr)));
-  a->set_pid(PidOf(st.Int(kGpid)));
-  a->set_graph_node_id(static_cast<uint64_t>(st.Int(kGraphNode)));
-  a->set_graph_id(static_cast<uint64_t>(st.Int(kGraph)));
+  a->set_device_id(static_cast<uint32_t>(st.Int(c[kDevice])));
+  a->set_stream_id(static_cast<uint64_t>(st.Int(c[kStream])));
+  a->set_correlation_id(static_cast<uint64_t>(st.Int(c[kCorr])));
+  a->set_pid(PidOf(st.Int(c[kGpid])));
+  if (c[kGraphNode] >= 0) a->set_graph_node_id(static_cast<uint64_t>(st.Int(c[kGraphNode])));
+  if (c[kGraph] >= 0) a->set_graph_id(static_cast<uint64_t>(st.Int(c[kGraph])));
   seen_devices_.insert(a->device_id());
   if (kind == proto::ACTIVITY_KIND_MEMCPY) {
-    a->set_bytes(static_cast<uint64_t>(st.Int(kBytes)));
-    const char* copy = CopyKindName(st.Int(kCopyKind));
+    a->set_bytes(static_cast<uint64_t>(st.Int(c[kBytes])));
+    const char* copy = CopyKindName(st.Int(c[kCopyKind]));
     a->set_copy_kind(copy);
     a->set_name(absl::StrCat("Memcpy ", copy));
     return;
   }
   if (kind == proto::ACTIVITY_KIND_MEMSET) {
-    a->set_bytes(static_cast<uint64_t>(st.Int(kBytes)));
+    a->set_bytes(static_cast<uint64_t>(st.Int(c[kBytes])));
     a->set_name("Memset");
     return;
   }
-  const std::string* name = StringById(st, kDemangled);
-  if (name == nullptr && !st.IsNull(kTextName)) {
-    a->set_name(Utf8Clean(st.Text(kTextName)));
+  const std::string* name = StringById(st, c[kDemangled]);
+  if (name == nullptr && !st.IsNull(c[kTextName])) {
+    a->set_name(Utf8Clean(st.Text(c[kTextName])));
   } else {
-    if (name == nullptr) name = StringById(st, kShortName);
-    if (name == nullptr) name = StringById(st, kMangled);
+    if (name == nullptr) name = StringById(st, c[kShortName]);
+    if (name == nullptr) name = StringById(st, c[kMangled]);
     a->set_name(name != nullptr ? *name : "unknown kernel");
   }
-  if (const std::string* m = StringById(st, kMangled)) a->set_mangled_name(*m);
-  auto u32 = [&st](int col) { return static_cast<uint32_t>(st.Int(col)); };
+  if (const std::string* m = StringById(st, c[kMangled])) a->set_mangled_name(*m);
+  if (c[kGridX] < 0 && c[kBlockX] < 0 && c[kRegs] < 0) return;  // not read (or absent)
+  auto u32 = [&st, &c](Col col) { return static_cast<uint32_t>(st.Int(c[col])); };
   a->mutable_grid()->set_x(u32(kGridX));
   a->mutable_grid()->set_y(u32(kGridY));
   a->mutable_grid()->set_z(u32(kGridZ));
@@ -331,10 +345,16 @@ absl::Status NsysReader::ReadActivities(const ActivityTable& table) {
   if (is_kernel) {
     ASSIGN_OR_RETURN(total, db_->CountRows(table.name));
   }
-  std::string sql = absl::StrCat("SELECT ", SelectList(c, "t."), " FROM \"", table.name, "\" t");
+  RowColumns rc;
+  const std::string cols = SelectList(c, "t.", sink_->WantsLaunchConfig(), &rc);
+  std::string sql = absl::StrCat("SELECT ", cols, " FROM \"", table.name, "\" t");
   if (join && exact_join) {
     const std::string pid = c.Has("globalPid") ? "((t.globalPid >> 24) & 16777215)" : "0";
-    sql = absl::StrCat("SELECT ", SelectList(c, "t."), ", t.rowid, r.globalTid, r.start FROM \"",
+    const int n = static_cast<int>(std::count(rc.at, rc.at + kColCount, -1));
+    rc.rowid = kColCount - n;
+    rc.launch_tid = rc.rowid + 1;
+    rc.launch_start = rc.rowid + 2;
+    sql = absl::StrCat("SELECT ", cols, ", t.rowid, r.globalTid, r.start FROM \"",
                        table.name, "\" t LEFT JOIN ", kRuntimeTable,
                        " r ON r.correlationId = t.correlationId AND ((r.globalTid >> 24) & "
                        "16777215) = ", pid, " ORDER BY t.rowid, r.start, r.rowid");
@@ -352,21 +372,25 @@ absl::Status NsysReader::ReadActivities(const ActivityTable& table) {
     ASSIGN_OR_RETURN(bool row, st.Step());
     if (!row) break;
     if (exact_join && join) {  // one row per runtime match: the first is the earliest
-      if (n > 0 && st.Int(kRowId) == last_rowid) continue;
-      last_rowid = st.Int(kRowId);
+      if (n > 0 && st.Int(rc.rowid) == last_rowid) continue;
+      last_rowid = st.Int(rc.rowid);
     }
     if (is_kernel) progress_.Update(static_cast<uint64_t>(++n), static_cast<uint64_t>(total), "kernel rows");
     else ++n;
-    a.Clear();
-    FillActivity(st, table.kind, &a);
+    // FillActivity sets every field it knows; only those set for some rows need clearing
+    // (Clear() would free and reallocate the grid and block messages on every row).
+    a.clear_nvtx_path();
+    a.clear_tid();
+    a.clear_mangled_name();
+    FillActivity(st, rc, table.kind, &a);
     bool launched = false;
     if (join && exact_join) {
-      if (!st.IsNull(kLaunchTid)) {
-        SetLaunch(st.Int(kLaunchTid), st.Int(kLaunchStart), &a);
+      if (!st.IsNull(rc.launch_tid)) {
+        SetLaunch(st.Int(rc.launch_tid), st.Int(rc.launch_start), &a);
         launched = true;
       }
     } else if (join) {
-      ASSIGN_OR_RETURN(auto launch, fast->Find(PidOf(st.Int(kGpid)), st.Int(kCorr)));
+      ASSIGN_OR_RETURN(auto launch, fast->Find(PidOf(st.Int(rc[kGpid])), st.Int(rc[kCorr])));
       if (fast->failed()) return absl::AbortedError("runtime rows too far out of order");
       if (launch) {
         SetLaunch(launch->global_tid, launch->start, &a);
@@ -375,7 +399,7 @@ absl::Status NsysReader::ReadActivities(const ActivityTable& table) {
     }
     if (join && !launched && is_kernel) ++unlaunched_;
     ++activities_;
-    sink_->Activity(a);
+    sink_->TakeActivity(&a);
   }
   return absl::OkStatus();
 }
