@@ -94,11 +94,14 @@ proto::RankSummary Summarise(proto::Profile* profile) {
   s.set_max_compute_ns(worst->compute_time_ns());
   s.set_imbalance(median > 0 ? static_cast<double>(worst->compute_time_ns()) / median : 0);
   s.set_median_comm_share(Median(comm));
+  const std::string& src = worst->source();
+  const size_t slash = src.find_last_of('/');
   s.set_note(absl::StrFormat(
-      "rank %d has the most compute (kernel time outside communication): %.3f ms, %.2fx the "
-      "median of %d ranks (%.3f ms); its communication share is %.1f%% against a median of "
-      "%.1f%%",
-      worst->rank(), worst->compute_time_ns() / 1e6, s.imbalance(), s.ranks(), median / 1e6,
+      "rank %d (%s) has the most compute (kernel time outside communication): %.3f ms, %.2fx "
+      "the median of %d ranks (%.3f ms); its communication share is %.1f%% against a median "
+      "of %.1f%%",
+      worst->rank(), slash == std::string::npos ? src : src.substr(slash + 1),
+      worst->compute_time_ns() / 1e6, s.imbalance(), s.ranks(), median / 1e6,
       100 * worst->comm_share(), 100 * s.median_comm_share()));
   return s;
 }
