@@ -1,4 +1,4 @@
-// ingest_bench [--import|--analyze] [--threads N] FILE: reads one trace and prints wall
+// ingest_bench [--import|--analyze] [--threads N] [--batch BYTES] FILE: reads one trace and prints wall
 // time, CPU time, throughput over the file's size and the process's peak RSS (one file per
 // run, so the peak belongs to that read). --import (the default) builds the whole trace
 // (ImportFile, as `qprof import` does); --analyze streams it into the aggregation and
@@ -33,6 +33,7 @@ double CpuSeconds() {
 int main(int argc, char** argv) {
   bool analyze = false;
   int threads = 0;
+  size_t batch = 0;
   std::string path;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--analyze") == 0) {
@@ -41,18 +42,21 @@ int main(int argc, char** argv) {
       analyze = false;
     } else if (std::strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
       threads = std::atoi(argv[++i]);
+    } else if (std::strcmp(argv[i], "--batch") == 0 && i + 1 < argc) {
+      batch = static_cast<size_t>(std::atol(argv[++i]));
     } else {
       path = argv[i];
     }
   }
   struct stat st;
   if (path.empty() || ::stat(path.c_str(), &st) != 0) {
-    fmt::print(stderr, "usage: ingest_bench [--import|--analyze] [--threads N] FILE\n");
+    fmt::print(stderr, "usage: ingest_bench [--import|--analyze] [--threads N] [--batch BYTES] FILE\n");
     return 2;
   }
   qprof::importers::ImportOptions options;
   options.progress = false;
   options.threads = threads;
+  options.batch_bytes = batch;
   auto t0 = std::chrono::steady_clock::now();
   std::string what;
   uint64_t kernels = 0;

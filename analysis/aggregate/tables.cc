@@ -55,55 +55,66 @@ proto::KernelRow KernelRowOf(const ProfileState& state, const KernelGroup& g,
   return row;
 }
 
-// Kernels by time, then the class and role tables that sum them.
-void EmitKernelsClassesRoles(const ProfileState& state, const std::vector<GroupVerdict>& verdicts,
-                             proto::Profile* profile) {
+// Kernels by time (and the kernel totals they sum to).
+void EmitKernels(const ProfileState& state, const std::vector<GroupVerdict>& verdicts,
+                 proto::Profile* profile) {
   std::vector<proto::KernelRow> rows;
-  std::map<std::string, std::pair<uint64_t, uint64_t>> class_acc;  // time, calls
-  std::map<std::string, proto::RoleRow> role_acc;
   uint64_t kernel_time = 0, kernel_count = 0;
   for (size_t i = 0; i < state.groups.size(); ++i) {
     const KernelGroup& g = state.groups[i];
     if (g.calls == 0) continue;
     rows.push_back(KernelRowOf(state, g, verdicts[i]));
-    const proto::KernelRow& row = rows.back();
     kernel_time += g.time_ns;
     kernel_count += g.calls;
-    auto& c = class_acc[row.class_()];
-    c.first += g.time_ns;
-    c.second += g.calls;
-    proto::RoleRow& rr = role_acc[row.role()];
-    rr.set_role(row.role());
-    rr.set_time_ns(rr.time_ns() + g.time_ns);
-    rr.set_calls(rr.calls() + g.calls);
-    (*rr.mutable_class_time_ns())[row.class_()] += g.time_ns;
   }
   proto::Totals* t = profile->mutable_totals();
   t->set_kernel_time_ns(kernel_time);
   t->set_kernel_count(kernel_count);
-  // Classes in vocabulary order, then anything else.
-  for (std::string_view c : pipe::kAll) {
-    auto it = class_acc.find(std::string(c));
+  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+    return a.time_ns() != b.time_ns() ? a.time_ns() > b.time_ns() : a.name() < b.name();
+  });
+  for (auto& r : rows) {
+    r.set_share(Share(r.time_ns(), kernel_time));
+    *profile->add_kernels() = std::move(r);
+  }
+}
+
+// Classes in vocabulary order, then anything else; from the kernel rows.
+void EmitClasses(proto::Profile* profile) {
+  std::map<std::string, std::pair<uint64_t, uint64_t>> acc;  // time, calls
+  for (const proto::KernelRow& k : profile->kernels()) {
+    acc[k.class_()].first += k.time_ns();
+    acc[k.class_()].second += k.calls();
+  }
+  const uint64_t kernel_time = profile->totals().kernel_time_ns();
+  auto add = [&](const std::string& c) {
     proto::ClassRow* row = profile->add_classes();
-    row->set_class_(std::string(c));
-    if (it != class_acc.end()) {
+    row->set_class_(c);
+    if (auto it = acc.find(c); it != acc.end()) {
       row->set_time_ns(it->second.first);
       row->set_calls(it->second.second);
     }
     row->set_share(Share(row->time_ns(), kernel_time));
+  };
+  for (std::string_view c : pipe::kAll) add(std::string(c));
+  for (const auto& [c, unused] : acc) {
+    if (!IsKnownPipeClass(c)) add(c);
   }
-  for (const auto& [c, acc] : class_acc) {
-    if (IsKnownPipeClass(c)) continue;
-    proto::ClassRow* row = profile->add_classes();
-    row->set_class_(c);
-    row->set_time_ns(acc.first);
-    row->set_calls(acc.second);
-    row->set_share(Share(acc.first, kernel_time));
+}
+
+// Roles by time, each with its dominant class; from the kernel rows.
+void EmitRoles(proto::Profile* profile) {
+  std::map<std::string, proto::RoleRow> acc;
+  for (const proto::KernelRow& k : profile->kernels()) {
+    proto::RoleRow& rr = acc[k.role()];
+    rr.set_role(k.role());
+    rr.set_time_ns(rr.time_ns() + k.time_ns());
+    rr.set_calls(rr.calls() + k.calls());
+    (*rr.mutable_class_time_ns())[k.class_()] += k.time_ns();
   }
-  // Roles by time, each with its dominant class.
   std::vector<proto::RoleRow> roles;
-  for (auto& [name, rr] : role_acc) {
-    rr.set_share(Share(rr.time_ns(), kernel_time));
+  for (auto& [name, rr] : acc) {
+    rr.set_share(Share(rr.time_ns(), profile->totals().kernel_time_ns()));
     uint64_t best = 0;
     for (const auto& [cls, ns] : rr.class_time_ns()) {
       if (ns > best) {
@@ -117,13 +128,6 @@ void EmitKernelsClassesRoles(const ProfileState& state, const std::vector<GroupV
     return a.time_ns() != b.time_ns() ? a.time_ns() > b.time_ns() : a.role() < b.role();
   });
   for (auto& r : roles) *profile->add_roles() = std::move(r);
-  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
-    return a.time_ns() != b.time_ns() ? a.time_ns() > b.time_ns() : a.name() < b.name();
-  });
-  for (auto& r : rows) {
-    r.set_share(Share(r.time_ns(), kernel_time));
-    *profile->add_kernels() = std::move(r);
-  }
 }
 
 struct BusyFigures {
@@ -309,7 +313,9 @@ void EmitRanks(const ProfileState& state, const std::vector<GroupVerdict>& verdi
 
 void EmitTables(const ProfileState& state, const std::vector<GroupVerdict>& verdicts,
                 proto::Profile* profile) {
-  EmitKernelsClassesRoles(state, verdicts, profile);
+  EmitKernels(state, verdicts, profile);
+  EmitClasses(profile);
+  EmitRoles(profile);
   EmitTotals(state, profile);
   EmitRanges(state, profile);
   EmitStreams(state, profile);

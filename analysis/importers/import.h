@@ -56,8 +56,12 @@ struct ImportOptions {
   // Refuse inputs larger than this many bytes (compressed size for .gz); 0 = no limit.
   uint64_t max_input_bytes = 0;
   // Threads an importer may use for one large input (Kineto JSON decoding): 0 = one per
-  // core, 1 = the calling thread only.
+  // core for inputs of 32 MB or more, 1 = the calling thread only, N > 1 = N worker threads
+  // whatever the size (tests and fuzzers compare the two paths).
   int threads = 0;
+  // Kineto JSON events per decoded batch, in bytes; 0 = the default (1 MiB). Small values
+  // make tests and fuzzers cross batch boundaries on small inputs.
+  size_t batch_bytes = 0;
 };
 
 // Detects the kind from the file's first bytes. NotFound if the file cannot be opened;

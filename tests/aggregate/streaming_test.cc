@@ -70,6 +70,24 @@ TEST(Streaming, EveryRealTraceGivesTheSameProfileAsInMemory) {
   }
 }
 
+// Decoding on worker threads in small batches (many batch boundaries) gives the very trace
+// one thread gives.
+TEST(Streaming, KinetoOnWorkerThreadsEqualsOneThread) {
+  std::vector<std::string> files = SharedTraces();
+  if (files.empty()) GTEST_SKIP() << "no ../shared/testdata (set QPROF_TESTDATA)";
+  for (const std::string& f : files) {
+    if (f.find("/kineto/") == std::string::npos) continue;
+    importers::ImportOptions one = Quiet(), many = Quiet();
+    one.threads = 1;
+    many.threads = 3;
+    many.batch_bytes = 16 << 10;
+    auto a = importers::ImportFile(f, one);
+    auto b = importers::ImportFile(f, many);
+    ASSERT_TRUE(a.ok() && b.ok()) << f;
+    EXPECT_TRUE(MessageDifferencer::Equals(*a, *b)) << f;
+  }
+}
+
 struct RankSet {
   std::vector<std::string> paths;
   proto::Trace source;

@@ -84,8 +84,9 @@ class Streamer {
   absl::Status Run() {
     absl::Status s = RunDocument();
     // A source that failed part way (a cut gzip stream) was read as if it ended there; its
-    // own error says more than "JSON ended early", so it wins.
-    if (!source_error_.ok()) {
+    // own error says more than "JSON ended early" (or "empty document" when it gave
+    // nothing), so it wins then. An error found in the bytes before the cut stands.
+    if (!source_error_.ok() && (s.ok() || absl::IsDataLoss(s) || base_ + end_ == 0)) {
       return absl::DataLossError(absl::StrCat(source_error_.message(),
                                               s.ok() ? "" : absl::StrCat("; ", s.message())));
     }

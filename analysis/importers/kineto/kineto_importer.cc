@@ -1,6 +1,7 @@
 #include "analysis/importers/kineto/kineto_importer.h"
 
 #include <algorithm>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <numeric>
@@ -86,7 +87,7 @@ struct ProfilerRange {
 // steps Commit (per event), then JoinLaunches, AttachProfilerRanges, DescribeDevices, Emit.
 class KinetoReader : public TraceJsonHandler {
  public:
-  KinetoReader(const std::string& label, int workers) : label_(label) {
+  KinetoReader(const std::string& label, int workers) : label_(label), workers_(workers) {
     FillImportedHeader(&trace_, label, "kineto-json");
     if (workers > 0) pool_ = std::make_unique<ParallelBatches>(workers);
   }
@@ -114,6 +115,7 @@ class KinetoReader : public TraceJsonHandler {
   void FillActivity(const PendingGpu& p, proto::Activity* a) const;
 
   const std::string& label_;
+  const int workers_;
   proto::Trace trace_;  // header only; activities and ranges go to the sink
   std::unique_ptr<ParallelBatches> pool_;
   bool pool_failed_ = false;
@@ -125,7 +127,7 @@ class KinetoReader : public TraceJsonHandler {
   od::parser event_parser_;
   simdjson::dom::parser dom_parser_;
   KinetoEvent ev_;
-  std::vector<PendingGpu> gpu_;
+  std::deque<PendingGpu> gpu_;  // a deque: growing it never copies what it holds
   std::unordered_map<std::string, uint32_t> name_index_;
   std::vector<const std::string*> names_;
   std::vector<std::vector<std::pair<std::string, std::string>>> args_;
@@ -212,13 +214,11 @@ void KinetoReader::ReadDeviceProperties(od::document& doc) {
 
 absl::Status KinetoReader::OnEvents(EventBatch* batch) {
   if (!pool_ || pool_failed_) return OnEventsSequential(batch);
-  // Decoded on a worker; events are committed in document order as batches come back. At
-  // most two batches per worker wait, so memory stays a few batches.
+  // Decoded on a worker; events are committed in document order as batches come back. One
+  // batch per worker plus one waits at most, so memory stays a few batches.
   pool_->Submit(batch->buffer, batch->size, batch->capacity);
   batch->data = nullptr;
-  while (pool_->in_flight() > 0) {
-    bool must_wait = pool_->in_flight() > 4;
-    if (!must_wait) break;
+  while (pool_->in_flight() > static_cast<size_t>(workers_) + 1) {
     RETURN_IF_ERROR(TakeDecoded(true));
   }
   return TakeDecoded(false);
@@ -555,10 +555,10 @@ void KinetoReader::Finish(bool truncated, const std::string& truncation_detail, 
 // Batches of 1 MiB: each decoder's simdjson buffers grow with the batch (several bytes per
 // input byte), and a few batches are in flight per worker; 1 MiB keeps that to a few tens of
 // MiB while a batch still holds thousands of events.
-JsonStreamLimits Limits() {
+JsonStreamLimits Limits(const ImportOptions& options) {
   JsonStreamLimits l;
-  l.batch_bytes = size_t{1} << 20;
-  l.read_bytes = size_t{4} << 20;
+  l.batch_bytes = options.batch_bytes > 0 ? options.batch_bytes : size_t{1} << 20;
+  l.read_bytes = std::max(l.batch_bytes, size_t{4} << 20);
   return l;
 }
 
@@ -570,7 +570,7 @@ absl::Status ReadOnce(const SourceFactory& open, const std::string& label,
   ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> source, open());
   auto reader = std::make_unique<KinetoReader>(label, workers);
   Progress progress(options.progress, "reading " + label);
-  absl::Status s = StreamTraceJson(source.get(), label, reader.get(), &progress, Limits());
+  absl::Status s = StreamTraceJson(source.get(), label, reader.get(), &progress, Limits(options));
   absl::Status drained = reader->Drain();
   if (absl::IsCancelled(s) || absl::IsCancelled(drained)) {
     return absl::AbortedError("parallel decoding gave way: read again on one thread");
@@ -589,8 +589,10 @@ absl::Status Stream(const SourceFactory& open, const std::string& label,
   {
     ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> probe, open());
     unsigned cores = std::thread::hardware_concurrency();
-    if (probe->total() >= kParallelBytes && cores >= 2 && options.threads != 1) {
-      workers = static_cast<int>(options.threads > 1 ? options.threads : cores);
+    if (options.threads > 1) {
+      workers = options.threads;
+    } else if (options.threads == 0 && probe->total() >= kParallelBytes && cores >= 2) {
+      workers = static_cast<int>(cores);
     }
   }
   absl::Status s = ReadOnce(open, label, options, workers, sink);

@@ -12,7 +12,7 @@ uint32_t PidOf(int64_t global) { return static_cast<uint32_t>((global >> 24) & 0
 }  // namespace
 
 absl::Status RuntimeJoin::Fill() {
-  while (in_windows_ < kWindow && !exhausted_ && !failed_) {
+  while (in_windows_ < window_ && !exhausted_ && !failed_) {
     ASSIGN_OR_RETURN(bool row, runtime_.Step());
     if (!row) {
       exhausted_ = true;
@@ -49,7 +49,7 @@ absl::StatusOr<std::optional<RuntimeJoin::Launch>> RuntimeJoin::Find(uint32_t pi
     --in_windows_;
     if (p.recent.empty() || p.recent.back().corr != e.corr) {  // else a later duplicate
       p.recent.push_back(e);
-      if (p.recent.size() > kRecent) {
+      if (p.recent.size() > recent_) {
         p.dropped_until = p.recent.front().corr;
         p.recent.pop_front();
       }

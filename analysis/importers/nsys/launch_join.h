@@ -12,10 +12,12 @@
 // find them. When several runtime rows share a key (nsys 2022 writes cudaLaunchKernel and
 // its _v7000), the earliest start wins, then the earlier row.
 //
-// The order assumption is checked, never trusted: a runtime row that comes after the
-// window has moved past its id, or a lookup of an id already dropped from the recent list,
-// sets failed(); the caller then starts over with an exact SQL join. Results returned
-// before failed() turns true were exact.
+// The order assumption is checked, never trusted: a lookup declares every id up to its own
+// read (a runtime row with such an id arriving later, or a lookup of an id already dropped
+// from the recent list, sets failed()). "Not found" may therefore have been premature when
+// failed() turns true later on, so the caller must then discard what it built and start
+// over with an exact SQL join (the nsys reader does, through TraceSink::Reset). A launch
+// that was found is always the right one.
 #ifndef QPROF_ANALYSIS_IMPORTERS_NSYS_LAUNCH_JOIN_H_
 #define QPROF_ANALYSIS_IMPORTERS_NSYS_LAUNCH_JOIN_H_
 
@@ -40,7 +42,9 @@ class RuntimeJoin {
   };
 
   // `runtime` selects globalTid, correlationId, start of the runtime table, in table order.
-  explicit RuntimeJoin(SqliteStmt runtime) : runtime_(std::move(runtime)) {}
+  // (Tests pass small window and recent sizes.)
+  explicit RuntimeJoin(SqliteStmt runtime, size_t window = kWindow, size_t recent = kRecent)
+      : runtime_(std::move(runtime)), window_(window), recent_(recent) {}
   // The launch of (pid, correlation id), or nullopt when the runtime table has none.
   absl::StatusOr<std::optional<Launch>> Find(uint32_t pid, int64_t correlation);
   bool failed() const { return failed_; }
@@ -64,6 +68,7 @@ class RuntimeJoin {
   absl::Status Fill();
 
   SqliteStmt runtime_;
+  const size_t window_, recent_;
   std::unordered_map<uint32_t, Process> processes_;
   Process* last_process_ = nullptr;
   uint32_t last_pid_ = 0;

@@ -27,6 +27,7 @@ class FrameReader {
  public:
   FrameReader(std::FILE* f, uint64_t size) : f_(f), size_(size) {}
   uint64_t pos() const { return pos_; }
+  uint64_t size() const { return size_; }
   bool at_end() const { return pos_ >= size_; }
 
   // The next frame's bytes; false with *stop set when the rest is not a whole frame.
@@ -81,6 +82,79 @@ proto::TraceHeader AsRead(proto::TraceHeader h, const std::string& path) {
 
 }  // namespace
 
+namespace {
+
+// The frames after the magic: a header, chunks, a footer; each checked as ReadTrace does.
+class QtraceFrames {
+ public:
+  QtraceFrames(const std::string& path, TraceSink* sink) : path_(path), sink_(sink) {}
+
+  // One parsed frame; an error for a frame that breaks the layout.
+  absl::Status Take(const proto::TraceFrame& frame, const FrameReader& reader) {
+    if (!have_header_) {
+      if (!frame.has_header()) {
+        return absl::DataLossError(absl::StrCat(path_, ": the first frame (byte ",
+                                                reader.frame_start(), ") is not a header"));
+      }
+      header_ = AsRead(frame.header(), path_);
+      have_header_ = true;
+      sink_->Begin(header_);
+    } else if (frame.has_chunk()) {
+      for (const proto::Activity& a : frame.chunk().activities()) sink_->Activity(a);
+      for (const proto::NvtxRange& r : frame.chunk().ranges()) sink_->Range(r);
+      activities_ += static_cast<uint64_t>(frame.chunk().activities_size());
+    } else if (frame.has_footer()) {
+      const proto::TraceFooter& ft = frame.footer();
+      if (ft.has_collector()) *header_.mutable_collector() = ft.collector();
+      if (ft.has_run()) *header_.mutable_run() = ft.run();
+      footer_count_ = ft.activity_count();
+      have_footer_ = true;
+      if (!reader.at_end()) {
+        return absl::DataLossError(absl::StrCat(path_, ": ", reader.size() - reader.pos(),
+                                                " unexpected bytes after the footer at byte ",
+                                                reader.pos()));
+      }
+    } else {
+      return absl::DataLossError(absl::StrCat(path_, ": frame at byte ", reader.frame_start(),
+                                              " is empty or of an unknown kind"));
+    }
+    return absl::OkStatus();
+  }
+
+  // After the last frame; `stop` says why reading stopped early ("" at the end of the file).
+  absl::Status Finish(const std::string& stop, uint64_t size) {
+    if (!have_header_) {
+      return absl::DataLossError(absl::StrCat(path_, ": trace cut inside its header",
+                                              stop.empty() ? "" : " (", stop,
+                                              stop.empty() ? "" : ")"));
+    }
+    if (have_footer_) {
+      if (footer_count_ != activities_) {
+        return absl::DataLossError(absl::StrCat(path_, ": footer counts ", footer_count_,
+                                                " activities but the chunks hold ", activities_));
+      }
+      sink_->End(header_, false, "");
+      return absl::OkStatus();
+    }
+    std::string detail =
+        stop.empty() ? absl::StrCat("no footer: the file ends after a whole frame at byte ", size)
+                     : stop;
+    header_.mutable_collector()->add_warnings(absl::StrCat(
+        path_, ": truncated trace read up to its last whole frame (", detail, ")"));
+    sink_->End(header_, true, detail);
+    return absl::OkStatus();
+  }
+
+ private:
+  const std::string& path_;
+  TraceSink* sink_;
+  proto::TraceHeader header_;
+  bool have_header_ = false, have_footer_ = false;
+  uint64_t activities_ = 0, footer_count_ = 0;
+};
+
+}  // namespace
+
 absl::Status StreamQtrace(const std::string& path, const ImportOptions& options, TraceSink* sink) {
   std::unique_ptr<std::FILE, FileCloser> f(std::fopen(path.c_str(), "rb"));
   struct stat st;
@@ -101,10 +175,8 @@ absl::Status StreamQtrace(const std::string& path, const ImportOptions& options,
     return absl::DataLossError(absl::StrCat(path, ": trace cut inside its header (", size, " bytes)"));
   }
   FrameReader reader(f.get(), size);
+  QtraceFrames frames(path, sink);
   Progress progress(options.progress, "reading " + path);
-  proto::TraceHeader header;
-  bool have_header = false, have_footer = false;
-  uint64_t activities = 0, footer_count = 0;
   std::string bytes, stop;
   proto::TraceFrame frame;
   while (!reader.at_end()) {
@@ -114,54 +186,10 @@ absl::Status StreamQtrace(const std::string& path, const ImportOptions& options,
       break;
     }
     progress.UpdateNow(reader.pos(), size, "bytes");
-    if (!have_header) {
-      if (!frame.has_header()) {
-        return absl::DataLossError(absl::StrCat(path, ": the first frame (byte ",
-                                                reader.frame_start(), ") is not a header"));
-      }
-      header = AsRead(frame.header(), path);
-      have_header = true;
-      sink->Begin(header);
-    } else if (frame.has_chunk()) {
-      for (const proto::Activity& a : frame.chunk().activities()) sink->Activity(a);
-      for (const proto::NvtxRange& r : frame.chunk().ranges()) sink->Range(r);
-      activities += static_cast<uint64_t>(frame.chunk().activities_size());
-    } else if (frame.has_footer()) {
-      const proto::TraceFooter& ft = frame.footer();
-      if (ft.has_collector()) *header.mutable_collector() = ft.collector();
-      if (ft.has_run()) *header.mutable_run() = ft.run();
-      footer_count = ft.activity_count();
-      have_footer = true;
-      if (!reader.at_end()) {
-        return absl::DataLossError(absl::StrCat(path, ": ", size - reader.pos(),
-                                                " unexpected bytes after the footer at byte ",
-                                                reader.pos()));
-      }
-    } else {
-      return absl::DataLossError(absl::StrCat(path, ": frame at byte ", reader.frame_start(),
-                                              " is empty or of an unknown kind"));
-    }
+    RETURN_IF_ERROR(frames.Take(frame, reader));
   }
   progress.Finish();
-  if (!have_header) {
-    return absl::DataLossError(absl::StrCat(path, ": trace cut inside its header",
-                                            stop.empty() ? "" : " (", stop, stop.empty() ? "" : ")"));
-  }
-  if (have_footer) {
-    if (footer_count != activities) {
-      return absl::DataLossError(absl::StrCat(path, ": footer counts ", footer_count,
-                                              " activities but the chunks hold ", activities));
-    }
-    sink->End(header, false, "");
-    return absl::OkStatus();
-  }
-  std::string detail =
-      stop.empty() ? absl::StrCat("no footer: the file ends after a whole frame at byte ", size)
-                   : stop;
-  header.mutable_collector()->add_warnings(absl::StrCat(
-      path, ": truncated trace read up to its last whole frame (", detail, ")"));
-  sink->End(header, true, detail);
-  return absl::OkStatus();
+  return frames.Finish(stop, size);
 }
 
 absl::StatusOr<proto::Trace> ImportQtrace(const std::string& path, const ImportOptions& options) {
