@@ -323,8 +323,15 @@ class Streamer {
     for (size_t k = 0; k < batch_.consumed; ++k) {
       while (j < end_ && (IsWs(buf_[j]) || buf_[j] == ',')) ++j;
       ValueScanner vs;
-      j = vs.Scan(buf_.data(), j, end_);
-      if (j == kNpos) return absl::InternalError(absl::StrCat(label_, ": event rescan failed"));
+      size_t e = vs.Scan(buf_.data(), j, end_);
+      if (e == kNpos) {
+        // simdjson took the event (its skipping is lenient with mismatched brackets) but it
+        // has no end here: the document is cut inside it, or malformed.
+        if (eof_) return Truncated(end_, "inside traceEvents");
+        return absl::InvalidArgumentError(absl::StrCat(
+            label_, ": malformed JSON in the event at byte ", base_ + j, ": unbalanced brackets"));
+      }
+      j = e;
     }
     exact_until_ = base_ + cut;
     return j;
