@@ -1,6 +1,7 @@
 #include "analysis/aggregate/partial.h"
 
 #include <cstring>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "base/file_util.h"
@@ -229,7 +230,8 @@ absl::StatusOr<ProfileState> ReadPartialFile(const std::string& path) {
         kPartialMagic, "\")"));
   }
   proto::PartialProfile p;
-  if (!p.ParseFromArray(bytes.data() + 8, static_cast<int>(bytes.size() - 8))) {
+  if (bytes.size() - 8 > static_cast<size_t>(std::numeric_limits<int>::max()) ||
+      !p.ParseFromArray(bytes.data() + 8, static_cast<int>(bytes.size() - 8))) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": partial profile does not parse (cut short or damaged)"));
   }
   return FromPartial(p, path);

@@ -158,13 +158,15 @@ class Streamer {
   // Drops bytes before pos_, reads more. *i is shifted with the data. False at EOF.
   absl::StatusOr<bool> Fill(size_t* i, size_t* j = nullptr) {
     if (eof_) return false;
-    if (pos_ > 0) {
-      std::memmove(buf_.data(), buf_.data() + pos_, end_ - pos_);
-      base_ += pos_;
-      end_ -= pos_;
-      *i -= pos_;
-      if (j != nullptr) *j = *j >= pos_ ? *j - pos_ : 0;
-      pos_ = 0;
+    // Compact, keeping one byte before pos_: a batch framed in place writes its '[' there.
+    if (pos_ > 1) {
+      const size_t shift = pos_ - 1;
+      std::memmove(buf_.data() + 1, buf_.data() + pos_, end_ - pos_);
+      base_ += shift;
+      end_ -= shift;
+      *i -= shift;
+      if (j != nullptr) *j = *j >= shift ? *j - shift : 0;
+      pos_ = 1;
     }
     // The buffer starts small (small inputs stay cheap) and doubles while it is nearly
     // full: up to read_bytes for throughput, beyond only for one value that big.
@@ -254,26 +256,51 @@ class Streamer {
     }
   }
 
-  absl::Status Flush() {
-    if (batch_.events.empty()) return absl::OkStatus();
-    size_t first = batch_first_, last = batch_last_;
+  // Frames buf_[first, last) as "[...]" for the handler: in place when the handler only
+  // reads the bytes during the call (the two bytes around are overwritten and restored
+  // after), else copied into batch_buf_ (the handler may keep those).
+  void Frame(size_t first, size_t last) {
+    if (!h_->KeepsBatchBytes() && first >= 1) {
+      framed_ = {first - 1, last, buf_[first - 1], buf_[last]};
+      buf_[first - 1] = '[';
+      buf_[last] = ']';
+      batch_.data = buf_.data() + first - 1;
+      batch_.buffer = nullptr;
+      batch_.size = last - first + 2;
+      batch_.capacity = buf_.size() - (first - 1);
+      return;
+    }
     size_t n = last - first + 2;
     if (batch_buf_.size() < n + kPadding) batch_buf_.resize(n + kPadding);
     batch_buf_[0] = '[';
     std::memcpy(batch_buf_.data() + 1, buf_.data() + first, last - first);
     batch_buf_[n - 1] = ']';
     std::memset(batch_buf_.data() + n, ' ', kPadding);
-    for (auto& ev : batch_.events) {
-      ev.first = static_cast<uint32_t>(ev.first - first + 1);
-      ev.second = static_cast<uint32_t>(ev.second - first + 1);
-    }
     batch_.data = batch_buf_.data();
     batch_.buffer = &batch_buf_;
     batch_.size = n;
     batch_.capacity = batch_buf_.size();
+  }
+
+  void Unframe() {
+    if (!framed_.active) return;
+    buf_[framed_.open] = framed_.open_byte;
+    buf_[framed_.close] = framed_.close_byte;
+    framed_.active = false;
+  }
+
+  absl::Status Flush() {
+    if (batch_.events.empty()) return absl::OkStatus();
+    size_t first = batch_first_, last = batch_last_;
+    Frame(first, last);
+    for (auto& ev : batch_.events) {
+      ev.first = static_cast<uint32_t>(ev.first - first + 1);
+      ev.second = static_cast<uint32_t>(ev.second - first + 1);
+    }
     batch_.stream_offset = base_ + first;
     batch_.consumed = 0;
     absl::Status s = h_->OnEvents(&batch_);
+    Unframe();
     batch_.events.clear();
     return s;
   }
@@ -302,20 +329,12 @@ class Streamer {
   // Hands [i, cut) out as one batch without boundaries. Returns the index where the stream
   // goes on: cut on success, or the start of the first event the handler could not take.
   absl::StatusOr<size_t> FastBatch(size_t i, size_t cut) {
-    size_t n = cut - i + 2;
-    if (batch_buf_.size() < n + kPadding) batch_buf_.resize(n + kPadding);
-    batch_buf_[0] = '[';
-    std::memcpy(batch_buf_.data() + 1, buf_.data() + i, cut - i);
-    batch_buf_[n - 1] = ']';
-    std::memset(batch_buf_.data() + n, ' ', kPadding);
     batch_.events.clear();
-    batch_.data = batch_buf_.data();
-    batch_.buffer = &batch_buf_;
-    batch_.size = n;
-    batch_.capacity = batch_buf_.size();
+    Frame(i, cut);
     batch_.stream_offset = base_ + i;
     batch_.consumed = 0;
     absl::Status s = h_->OnEvents(&batch_);
+    Unframe();
     if (s.ok()) return cut;
     if (s.code() != absl::StatusCode::kAborted) return s;
     // Skip the events the handler took, with the exact scanner, and go on exactly from there.
@@ -397,6 +416,12 @@ class Streamer {
   bool eof_ = false;
   absl::Status source_error_;
   EventBatch batch_;
+  struct Framed {
+    size_t open = 0, close = 0;
+    char open_byte = 0, close_byte = 0;
+    bool active = true;
+  };
+  Framed framed_{0, 0, 0, 0, false};
   size_t batch_first_ = 0, batch_last_ = 0;
   uint64_t exact_until_ = 0;  // stream offset: scan exactly up to here after a failed fast batch
   std::vector<char> batch_buf_;

@@ -8,7 +8,8 @@ namespace qprof::importers {
 
 namespace od = simdjson::ondemand;
 
-void BatchDecoder::Decode(char* data, size_t size, size_t capacity, DecodedBatch* out) {
+void BatchDecoder::Decode(char* data, size_t size, size_t capacity, DecodedBatch* out,
+                          const std::function<void(KinetoEvent&)>& take) {
   out->events.clear();
   out->done = 0;
   out->repaired_bytes = 0;
@@ -29,7 +30,11 @@ void BatchDecoder::Decode(char* data, size_t size, size_t capacity, DecodedBatch
       if (!err) err = decoder_.Decode(obj, &ev_);
       if (err) break;
       if (ev_.kind != KinetoEventKind::kIgnored || !ev_.text_ids.empty()) {
-        out->events.push_back(ev_);
+        if (take) {
+          take(ev_);
+        } else {
+          out->events.push_back(ev_);
+        }
       }
       ++out->done;
     }

@@ -17,6 +17,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -39,8 +40,10 @@ struct DecodedBatch {
 class BatchDecoder {
  public:
   // Decodes the whole batch; on an error, `error` and `done` say where it stopped. `data`
-  // may be rewritten in place when it holds invalid UTF-8 (bytes replaced by '?').
-  void Decode(char* data, size_t size, size_t capacity, DecodedBatch* out);
+  // may be rewritten in place when it holds invalid UTF-8 (bytes replaced by '?'). Events
+  // are kept in out->events, or handed to `take` (which may move from them) when given.
+  void Decode(char* data, size_t size, size_t capacity, DecodedBatch* out,
+              const std::function<void(KinetoEvent&)>& take = nullptr);
   KinetoEventDecoder& decoder() { return decoder_; }
 
  private:

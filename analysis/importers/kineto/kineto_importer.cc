@@ -94,6 +94,7 @@ class KinetoReader : public TraceJsonHandler {
 
   absl::Status OnMember(std::string_view key, std::string_view json) override;
   void OnEventsBegin() override { saw_events_ = true; }
+  bool KeepsBatchBytes() const override { return pool_ != nullptr && !pool_failed_; }
   absl::Status OnEvents(EventBatch* batch) override;
   bool saw_events() const { return saw_events_; }
   // Parallel decoding: waits for the batches in flight. Aborted when one failed (read the
@@ -247,9 +248,9 @@ absl::Status KinetoReader::Drain() {
 
 absl::Status KinetoReader::OnEventsSequential(EventBatch* batch) {
   char* data = const_cast<char*>(batch->data);
-  batch_decoder_.Decode(data, batch->size, batch->capacity, &decoded_);
+  batch_decoder_.Decode(data, batch->size, batch->capacity, &decoded_,
+                        [this](KinetoEvent& e) { Commit(e); });
   repaired_bytes_ += decoded_.repaired_bytes;
-  for (KinetoEvent& e : decoded_.events) Commit(e);
   if (decoded_.error == simdjson::SUCCESS) return absl::OkStatus();
   if (batch->events.empty()) {
     // Fast-path batch: let the streamer find the exact boundaries from event `done` on.

@@ -341,9 +341,9 @@ absl::Status NsysReader::ReadActivities(const ActivityTable& table) {
   ASSIGN_OR_RETURN(Columns c, db_->TableColumns(table.name));
   const bool join = can_join_ && c.Has("correlationId");
   const bool is_kernel = table.kind == proto::ACTIVITY_KIND_KERNEL;
-  int64_t total = 0;
-  if (is_kernel) {
-    ASSIGN_OR_RETURN(total, db_->CountRows(table.name));
+  int64_t total = 0;  // for progress lines only
+  if (is_kernel && options_.progress) {
+    ASSIGN_OR_RETURN(total, db_->EstimateRows(table.name));
   }
   RowColumns rc;
   const std::string cols = SelectList(c, "t.", sink_->WantsLaunchConfig(), &rc);
