@@ -157,6 +157,11 @@ TEST(Ranks, EightRanksFindTheSlowedOne) {
   EXPECT_NEAR(d.ranks(5).compute_ratio(), 1 / 1.5, 1e-3);
   EXPECT_DOUBLE_EQ(d.ranks(0).compute_ratio(), 1.0);
   EXPECT_NE(d.rank_headline().find("slowest rank: 5"), std::string::npos) << d.rank_headline();
+  const std::string diff_html = reports::RenderDiffHtml(d);
+  EXPECT_NE(diff_html.find("id=\"diff-ranks\""), std::string::npos);
+  EXPECT_NE(diff_html.find("data-rank=\"2\" data-status=\"both\""), std::string::npos);
+  const std::string diff_text = reports::DiffSummaryText(d);
+  EXPECT_NE(diff_text.find("Ranks (8 matched by number)"), std::string::npos) << diff_text;
   std::filesystem::remove_all(std::filesystem::path(set.paths[0]).parent_path());
   std::filesystem::remove_all(std::filesystem::path(other.paths[0]).parent_path());
 }

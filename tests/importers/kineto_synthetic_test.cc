@@ -373,7 +373,9 @@ TEST(KinetoSynthetic, CutsGiveTheSameResultWhateverTheBatchesAndThreads) {
     auto two = ImportKinetoJsonBytes(broken, "broken.json", options(2, batch));
     EXPECT_NE(one.status().code(), absl::StatusCode::kInternal) << one.status();
     ASSERT_EQ(one.ok(), two.ok()) << batch << ": " << one.status() << " / " << two.status();
-    if (one.ok()) EXPECT_EQ(one->activities_size(), two->activities_size());
+    if (one.ok()) {
+      EXPECT_EQ(one->activities_size(), two->activities_size());
+    }
   }
 }
 
