@@ -17,6 +17,7 @@
 #include "analysis/importers/kineto/json_stream.h"
 #include "analysis/importers/kineto/kineto_batch.h"
 #include "analysis/importers/kineto/kineto_event.h"
+#include "analysis/importers/kineto/kineto_pending.h"
 #include "base/status_macros.h"
 #include "simdjson.h"
 
@@ -28,14 +29,6 @@ namespace od = simdjson::ondemand;
 // Inputs at least this large are decoded on worker threads (smaller ones finish before
 // threads would pay off).
 constexpr uint64_t kParallelBytes = 32 << 20;
-
-// Copy kind from a Kineto memcpy name: "Memcpy HtoD (Pageable -> Device)" -> "HtoD".
-std::string CopyKindFromName(std::string_view name) {
-  for (const char* k : {"HtoD", "DtoH", "DtoD", "HtoH", "PtoP", "HtoA", "AtoH", "AtoD", "DtoA"}) {
-    if (name.find(k) != std::string_view::npos) return k;
-  }
-  return "unknown";
-}
 
 bool IsSyntaxError(simdjson::error_code e) {
   switch (e) {
@@ -54,37 +47,8 @@ bool IsSyntaxError(simdjson::error_code e) {
   }
 }
 
-// A GPU event, compact, until the end of the file: its launch call, the annotations that
-// give its path and the base time may all come later in the document.
-struct PendingGpu {
-  int64_t start = 0, end = 0;  // ns, before baseTimeNanoseconds
-  uint64_t stream = 0, correlation = 0, bytes = 0;
-  uint32_t device = 0;
-  uint32_t name = 0;           // index into names_
-  proto::ActivityKind kind = proto::ACTIVITY_KIND_UNSPECIFIED;
-  bool has_correlation = false;
-  uint32_t grid[3] = {0, 0, 0}, block[3] = {0, 0, 0};
-  uint32_t registers = 0, shared_memory = 0;
-  int32_t args = -1;           // index into args_ (kernels with extra args)
-  int32_t metrics = -1;        // index into profiler_ranges_ (counters joined onto it)
-  int32_t launch = -1;         // index into runtime_ (after the join)
-  const std::string* path = nullptr;
-};
-
-struct Runtime {
-  uint64_t correlation;
-  ThreadKey thread;
-  int64_t ts_ns;
-};
-
-struct ProfilerRange {
-  std::string name;
-  int64_t ts_ns;
-  std::vector<std::pair<std::string, double>> metrics;
-};
-
-// Reads one Kineto document (TraceJsonHandler) and, at the end, hands the trace to a sink:
-// steps Commit (per event), then JoinLaunches, AttachProfilerRanges, DescribeDevices, Emit.
+// Reads one Kineto document (TraceJsonHandler): decodes batches (on worker threads for large
+// inputs), commits each event to the PendingTrace, and at the end hands the trace to a sink.
 class KinetoReader : public TraceJsonHandler {
  public:
   KinetoReader(const std::string& label, int workers) : label_(label), workers_(workers) {
@@ -108,12 +72,6 @@ class KinetoReader : public TraceJsonHandler {
   absl::Status RecoverEvents(EventBatch* batch, const char* data, size_t from);
   void ReadDeviceProperties(od::document& doc);
   void Commit(KinetoEvent& e);
-  uint32_t NameIndex(const std::string& name);
-  void JoinLaunches();
-  void AttachProfilerRanges();
-  void DescribeDevices();
-  void Emit(TraceSink* sink);
-  void FillActivity(const PendingGpu& p, proto::Activity* a) const;
 
   const std::string& label_;
   const int workers_;
@@ -128,15 +86,7 @@ class KinetoReader : public TraceJsonHandler {
   od::parser event_parser_;
   simdjson::dom::parser dom_parser_;
   KinetoEvent ev_;
-  std::deque<PendingGpu> gpu_;  // a deque: growing it never copies what it holds
-  std::unordered_map<std::string, uint32_t> name_index_;
-  std::vector<const std::string*> names_;
-  std::vector<std::vector<std::pair<std::string, std::string>>> args_;
-  std::vector<Runtime> runtime_;
-  RangeIndex cpu_ranges_;
-  RangeIndex gpu_ranges_;
-  size_t gpu_range_count_ = 0;
-  std::vector<ProfilerRange> profiler_ranges_;
+  PendingTrace pending_;
   int64_t base_ns_ = 0;
   uint64_t skipped_ = 0;
   uint64_t first_skipped_offset_ = 0;
@@ -294,12 +244,6 @@ absl::Status KinetoReader::RecoverEvents(EventBatch* batch, const char* data, si
   return absl::OkStatus();
 }
 
-uint32_t KinetoReader::NameIndex(const std::string& name) {
-  auto [it, inserted] = name_index_.try_emplace(name, static_cast<uint32_t>(names_.size()));
-  if (inserted) names_.push_back(&it->first);
-  return it->second;
-}
-
 // Keeps what the event contributes: a GPU activity (compact), a launch call, a range.
 void KinetoReader::Commit(KinetoEvent& e) {
   ids_.Resolve(&e);
@@ -313,227 +257,38 @@ void KinetoReader::Commit(KinetoEvent& e) {
         ++invalid_times_;
         return;
       }
-      PendingGpu p;
-      p.kind = e.kind == KinetoEventKind::kKernel   ? proto::ACTIVITY_KIND_KERNEL
-               : e.kind == KinetoEventKind::kMemcpy ? proto::ACTIVITY_KIND_MEMCPY
-                                                    : proto::ACTIVITY_KIND_MEMSET;
-      p.name = NameIndex(e.name);
-      p.start = e.ts_ns;
-      p.end = e.ts_ns + e.dur_ns;
-      p.device = static_cast<uint32_t>(e.has_device ? e.device : e.pid_num);
-      p.stream = e.has_stream ? e.stream : e.tid_num;
-      p.correlation = e.correlation;
-      p.has_correlation = e.has_correlation;
-      std::copy(e.grid, e.grid + 3, p.grid);
-      std::copy(e.block, e.block + 3, p.block);
-      p.registers = e.registers;
-      p.shared_memory = e.shared_memory;
-      p.bytes = e.bytes;
-      if (!e.extra_args.empty()) {
-        p.args = static_cast<int32_t>(args_.size());
-        args_.push_back(std::move(e.extra_args));
-      }
-      gpu_.push_back(p);
+      pending_.AddGpu(e);
       return;
     }
     case KinetoEventKind::kRuntime:
       if (e.has_correlation && e.has_ts) {
-        runtime_.push_back({e.correlation, {e.pid_num, e.tid_num}, e.ts_ns});
+        pending_.AddLaunch(e.correlation, {e.pid_num, e.tid_num}, e.ts_ns);
       }
       return;
     case KinetoEventKind::kUserAnnotation:
       if (e.has_ts) {
         int64_t end = e.has_dur && e.dur_ns >= 0 ? e.ts_ns + e.dur_ns : RangeIndex::kOpenEnd;
-        cpu_ranges_.AddRange({e.pid_num, e.tid_num}, e.ts_ns, end, e.name);
+        pending_.AddCpuRange({e.pid_num, e.tid_num}, e.ts_ns, end, e.name);
       }
       return;
     case KinetoEventKind::kGpuUserAnnotation:
       if (e.has_ts && e.has_dur) {
         ThreadKey key{static_cast<uint32_t>(e.has_device ? e.device : e.pid_num),
                       e.has_stream ? e.stream : e.tid_num};
-        gpu_ranges_.AddRange(key, e.ts_ns, e.ts_ns + std::max<int64_t>(e.dur_ns, 0), e.name);
-        ++gpu_range_count_;
+        pending_.AddGpuRange(key, e.ts_ns, e.ts_ns + std::max<int64_t>(e.dur_ns, 0), e.name);
       }
       return;
     case KinetoEventKind::kProfilerRange:
-      profiler_ranges_.push_back({e.name, e.ts_ns, std::move(e.metrics)});
+      pending_.AddProfilerRange(e);
       return;
-  }
-}
-
-// Launch context: GPU event -> its launch call (same correlation) -> thread and time -> the
-// annotation path open there; kernels with no such path take the GPU annotation open on
-// their stream.
-void KinetoReader::JoinLaunches() {
-  std::sort(runtime_.begin(), runtime_.end(),
-            [](const Runtime& a, const Runtime& b) { return a.correlation < b.correlation; });
-  for (PendingGpu& p : gpu_) {
-    if (!p.has_correlation) continue;
-    auto it = std::lower_bound(runtime_.begin(), runtime_.end(), p.correlation,
-                               [](const Runtime& r, uint64_t c) { return r.correlation < c; });
-    if (it == runtime_.end() || it->correlation != p.correlation) continue;
-    p.launch = static_cast<int32_t>(it - runtime_.begin());
-    p.path = cpu_ranges_.PathAt(it->thread, it->ts_ns);
-  }
-  if (gpu_range_count_ == 0) return;
-  for (PendingGpu& p : gpu_) {
-    if (p.kind != proto::ACTIVITY_KIND_KERNEL || p.path != nullptr) continue;
-    p.path = gpu_ranges_.PathAt({p.device, p.stream}, p.start);
-  }
-}
-
-// cuda_profiler_range events carry the counters of one kernel launch each; the i-th range
-// named N belongs to the i-th kernel named N in time order. Ranges with no such kernel
-// (range-profiler traces often hold no kernel events at all) become activities of
-// unspecified kind, so their metrics are kept without adding fake kernel time.
-void KinetoReader::AttachProfilerRanges() {
-  if (profiler_ranges_.empty()) return;
-  std::vector<uint32_t> order(gpu_.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [this](uint32_t a, uint32_t b) { return gpu_[a].start < gpu_[b].start; });
-  std::unordered_map<uint32_t, std::vector<uint32_t>> by_name;
-  for (uint32_t i : order) {
-    if (gpu_[i].kind == proto::ACTIVITY_KIND_KERNEL) by_name[gpu_[i].name].push_back(i);
-  }
-  std::stable_sort(profiler_ranges_.begin(), profiler_ranges_.end(),
-                   [](const ProfilerRange& a, const ProfilerRange& b) { return a.ts_ns < b.ts_ns; });
-  std::unordered_map<uint32_t, size_t> used;
-  int matched = 0, unmatched = 0;
-  for (size_t r = 0; r < profiler_ranges_.size(); ++r) {
-    const uint32_t name = NameIndex(profiler_ranges_[r].name);
-    PendingGpu* target = nullptr;
-    auto it = by_name.find(name);
-    if (it != by_name.end()) {
-      size_t& u = used[name];
-      if (u < it->second.size()) target = &gpu_[it->second[u++]];
-    }
-    if (target != nullptr) {
-      ++matched;
-    } else {
-      ++unmatched;
-      PendingGpu p;  // kind unspecified, device 0, zero duration at the range's time
-      p.name = name;
-      p.start = p.end = profiler_ranges_[r].ts_ns;
-      gpu_.push_back(p);
-      target = &gpu_.back();
-    }
-    target->metrics = static_cast<int32_t>(r);
-  }
-  proto::CollectorStats* c = trace_.mutable_header()->mutable_collector();
-  c->set_metrics_available(true);
-  if (unmatched > 0) {
-    c->add_warnings(absl::StrCat(
-        unmatched, " of ", matched + unmatched,
-        " cuda_profiler_range counter records match no kernel event by name and order; kept as "
-        "activities of unspecified kind (their durations are range times, not kernel times)"));
-  }
-}
-
-// deviceProperties lists every GPU of the machine; keep those the trace used, and name the
-// ones it used but does not describe "unknown".
-void KinetoReader::DescribeDevices() {
-  std::vector<uint32_t> seen;
-  for (const PendingGpu& p : gpu_) seen.push_back(p.device);
-  std::sort(seen.begin(), seen.end());
-  seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
-  auto* devs = trace_.mutable_header()->mutable_devices();
-  if (!seen.empty()) {
-    for (int i = devs->size() - 1; i >= 0; --i) {
-      if (!std::binary_search(seen.begin(), seen.end(), devs->Get(i).id())) devs->DeleteSubrange(i, 1);
-    }
-  }
-  for (uint32_t id : seen) {
-    bool have = false;
-    for (const auto& d : trace_.header().devices()) have |= d.id() == id;
-    if (have) continue;
-    proto::DeviceInfo* d = trace_.mutable_header()->add_devices();
-    d->set_id(id);
-    d->set_kind("gpu");
-    d->set_name("unknown");
-  }
-}
-
-void KinetoReader::FillActivity(const PendingGpu& p, proto::Activity* a) const {
-  a->set_kind(p.kind);
-  a->set_name(*names_[p.name]);
-  a->set_start_ns(p.start + base_ns_);
-  a->set_end_ns(p.end + base_ns_);
-  if (p.kind == proto::ACTIVITY_KIND_UNSPECIFIED) {
-    (*a->mutable_args())["kineto_category"] = "cuda_profiler_range";
-  } else {
-    a->set_device_id(p.device);
-    a->set_stream_id(p.stream);
-    a->set_correlation_id(p.correlation);
-  }
-  if (p.kind == proto::ACTIVITY_KIND_KERNEL) {
-    a->mutable_grid()->set_x(p.grid[0]);
-    a->mutable_grid()->set_y(p.grid[1]);
-    a->mutable_grid()->set_z(p.grid[2]);
-    a->mutable_block()->set_x(p.block[0]);
-    a->mutable_block()->set_y(p.block[1]);
-    a->mutable_block()->set_z(p.block[2]);
-    a->set_registers_per_thread(p.registers);
-    // Kineto reports static + dynamic shared memory as one number.
-    a->set_static_shared_bytes(p.shared_memory);
-  } else if (p.kind != proto::ACTIVITY_KIND_UNSPECIFIED) {
-    a->set_bytes(p.bytes);
-    if (p.kind == proto::ACTIVITY_KIND_MEMCPY) a->set_copy_kind(CopyKindFromName(*names_[p.name]));
-  }
-  if (p.args >= 0) {
-    for (const auto& [k, v] : args_[static_cast<size_t>(p.args)]) (*a->mutable_args())[k] = v;
-  }
-  if (p.launch >= 0) {
-    const Runtime& r = runtime_[static_cast<size_t>(p.launch)];
-    a->set_pid(r.thread.pid);
-    a->set_tid(r.thread.tid);
-  }
-  if (p.path != nullptr) a->set_nvtx_path(*p.path);
-  if (p.metrics >= 0) {
-    proto::KernelMetrics* m = a->mutable_metrics();
-    m->set_source("kineto counters: cuda_profiler_range");
-    for (const auto& [k, v] : profiler_ranges_[static_cast<size_t>(p.metrics)].metrics) {
-      (*m->mutable_raw())[k] = v;
-    }
-  }
-}
-
-// Ranges, then the activities in (start, device, stream) order, as ImportFile documents.
-void KinetoReader::Emit(TraceSink* sink) {
-  auto shifted = [this, sink](const proto::NvtxRange& r) {
-    if (base_ns_ == 0) return sink->Range(r);
-    proto::NvtxRange s = r;
-    s.set_start_ns(r.start_ns() + base_ns_);
-    s.set_end_ns(r.end_ns() + base_ns_);
-    sink->Range(s);
-  };
-  cpu_ranges_.Build(shifted);
-  gpu_ranges_.Build(shifted);
-  JoinLaunches();
-  AttachProfilerRanges();
-  DescribeDevices();
-  std::vector<uint32_t> order(gpu_.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [this](uint32_t x, uint32_t y) {
-    const PendingGpu& a = gpu_[x];
-    const PendingGpu& b = gpu_[y];
-    if (a.start != b.start) return a.start < b.start;
-    if (a.device != b.device) return a.device < b.device;
-    return a.stream < b.stream;
-  });
-  proto::Activity a;
-  for (uint32_t i : order) {
-    a.Clear();
-    FillActivity(gpu_[i], &a);
-    sink->TakeActivity(&a);
   }
 }
 
 void KinetoReader::Finish(bool truncated, const std::string& truncation_detail, TraceSink* sink) {
   sink->Begin(trace_.header());
-  Emit(sink);
+  pending_.Emit(base_ns_, trace_.mutable_header(), sink);
   proto::CollectorStats* c = trace_.mutable_header()->mutable_collector();
-  c->set_records_total(gpu_.size());
+  c->set_records_total(pending_.size());
   c->set_records_invalid(skipped_ + invalid_times_);
   if (skipped_ > 0) {
     c->add_warnings(absl::StrCat(skipped_, " events could not be read and were skipped (first at "
