@@ -1,18 +1,23 @@
 #include "analysis/analyze.h"
 
 #include <algorithm>
-#include <unordered_map>
+#include <map>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "analysis/aggregate/aggregate.h"
-#include "analysis/aggregate/kernel_name.h"
+#include "analysis/aggregate/tables.h"
 #include "analysis/devices/device_specs.h"
+#include "base/status_macros.h"
 #include "proto/vocabulary.h"
 
 namespace qprof {
 namespace {
+
+using aggregate::GroupVerdict;
+using aggregate::KernelGroup;
+using aggregate::ProfileState;
 
 void Warn(proto::Profile* p, const std::string& code, const std::string& message) {
   proto::Warning* w = p->add_warnings();
@@ -25,294 +30,331 @@ std::string BaseName(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-// Roofline time of one launch on `d`: max(bytes / BW, flops / rate of its compute pipe).
-// Returns -1 when the launch has no work model or the device lacks the pipe.
-double RooflineNs(const proto::Activity& a, const devices::DeviceSpec& d) {
-  if (!a.has_work() || (a.work().bytes() <= 0 && a.work().flops() <= 0)) return -1;
-  double bw = d.EffectiveBandwidthGbps();  // bytes/ns
-  double mem = bw > 0 ? a.work().bytes() / bw : 0;
-  double cmp = 0;
-  if (a.work().flops() > 0) {
-    double rate = d.PipeTflops(a.work().compute_pipe()) * 1e3;  // FLOP/ns
-    if (rate <= 0) return -1;
-    cmp = a.work().flops() / rate;
-  }
-  return std::max(mem, cmp);
-}
+// The GPU the rooflines describe, and why that one.
+struct DeviceChoice {
+  const devices::DeviceSpec* spec = nullptr;
+  bool host_default = false;  // host-CPU trace: the default projection device
+};
 
-}  // namespace
-
-absl::StatusOr<proto::Profile> Analyze(const std::vector<proto::Trace>& traces,
-                                       const AnalyzeOptions& options) {
-  if (traces.empty()) return absl::InvalidArgumentError("no traces to analyse");
-  const devices::DeviceSpec* device = nullptr;
+// Step 1: --device, else the first device of the traces that is in the spec table, else (for
+// host-CPU traces, which have no GPU of their own) the default projection device that
+// `qprof run` models onto.
+absl::StatusOr<DeviceChoice> ChooseDevice(const ProfileState& state,
+                                          const AnalyzeOptions& options) {
+  DeviceChoice c;
   if (!options.device.empty()) {
-    device = devices::FindDevice(options.device);
-    if (!device) {
+    c.spec = devices::FindDevice(options.device);
+    if (!c.spec) {
       return absl::InvalidArgumentError(absl::StrCat(
           "--device ", options.device, ": not in the spec table (see `qprof devices`)"));
     }
+    return c;
   }
-  proto::Profile profile;
-  profile.set_schema_version(kProfileSchemaVersion);
-  std::vector<const proto::Trace*> tp;
+  for (const aggregate::TraceState& t : state.traces) {
+    for (const auto& d : t.header.devices()) {
+      if ((c.spec = devices::FindDevice(d.name())) != nullptr) return c;
+    }
+  }
+  if (state.traces[0].header.provenance() == proto::PROVENANCE_MEASURED_HOST) {
+    c.spec = devices::FindDevice(devices::kDefaultProjectionDevice);
+    c.host_default = true;
+  }
+  return c;
+}
+
+// Step 2: sources, run information and the provenance of the totals.
+void DescribeInputs(const ProfileState& state, const AnalyzeOptions& options,
+                    proto::Profile* profile) {
   std::vector<std::string> provenances;
-  for (const proto::Trace& t : traces) {
-    tp.push_back(&t);
-    const auto& h = t.header();
-    proto::Source* s = profile.add_sources();
+  for (const aggregate::TraceState& t : state.traces) {
+    const proto::TraceHeader& h = t.header;
+    proto::Source* s = profile->add_sources();
     s->set_path(h.source_path());
     s->set_kind(h.source_kind());
     s->set_provenance(std::string(ProvenanceLabel(h.provenance())));
-    uint64_t kernels = 0;
-    for (const auto& a : t.activities()) kernels += a.kind() == proto::ACTIVITY_KIND_KERNEL;
-    s->set_kernel_count(kernels);
-    s->set_truncated(t.truncated());
+    s->set_kernel_count(t.kernel_records);
+    s->set_truncated(t.truncated);
     std::string prov = absl::StrCat(std::string(ProvenanceLabel(h.provenance())),
                                     h.provenance() == proto::PROVENANCE_IMPORTED
                                         ? absl::StrCat(" from ", BaseName(h.source_path()))
                                         : "");
     if (std::find(provenances.begin(), provenances.end(), prov) == provenances.end()) {
-      provenances.push_back(prov);
+      provenances.push_back(std::move(prov));
     }
-    for (const std::string& n : h.notes()) profile.add_notes(n);
+    for (const std::string& n : h.notes()) profile->add_notes(n);
   }
   for (const std::string& path : options.sass_sources) {
-    proto::Source* s = profile.add_sources();
+    proto::Source* s = profile->add_sources();
     s->set_path(path);
     s->set_kind("sass");
     s->set_provenance("static SASS");
   }
-  *profile.mutable_run() = traces[0].header().run();
-  *profile.mutable_collector() = traces[0].header().collector();
-  profile.set_provenance(traces[0].header().provenance());
-  if (!device) {
-    for (const auto& t : traces) {
-      for (const auto& d : t.header().devices()) {
-        if ((device = devices::FindDevice(d.name())) != nullptr) break;
-      }
-      if (device) break;
-    }
-  }
-  // Host-CPU traces have no GPU of their own: their rooflines use the same default device
-  // as `qprof run`'s modelled projection (overridable with --device).
-  const bool default_device = !device && options.device.empty() &&
-                              profile.provenance() == proto::PROVENANCE_MEASURED_HOST;
-  if (default_device) device = devices::FindDevice(devices::kDefaultProjectionDevice);
+  const proto::TraceHeader& first = state.traces[0].header;
+  *profile->mutable_run() = first.run();
+  *profile->mutable_collector() = first.collector();
+  profile->set_provenance(first.provenance());
+  profile->mutable_totals()->set_provenance(absl::StrJoin(provenances, "; "));
+}
 
-  // Group kernel launches by normalised name.
+// Step 3: one attribution per kernel, from its first launch with the time-weighted mean of
+// the measured tensor-pipe share over all its launches.
+std::vector<GroupVerdict> AttributeKernels(const ProfileState& state,
+                                           const AnalyzeOptions& options,
+                                           uint64_t* with_metrics) {
   classify::ClassifyOptions co;
   co.known_kernels = options.known_kernels;
   co.sass = options.sass_stats;
   classify::Classifier classifier(std::move(co));
-  std::unordered_map<std::string, std::string> norm_cache;
-  std::unordered_map<std::string, size_t> group_of;
-  std::vector<aggregate::KernelGroup> groups;
-  for (size_t ti = 0; ti < traces.size(); ++ti) {
-    for (const proto::Activity& a : traces[ti].activities()) {
-      if (a.kind() != proto::ACTIVITY_KIND_KERNEL) continue;
-      auto it = norm_cache.find(a.name());
-      if (it == norm_cache.end()) {
-        std::string n = aggregate::NormaliseKernelName(a.name().empty() ? a.mangled_name() : a.name());
-        if (n.empty()) n = "(unnamed kernel)";
-        it = norm_cache.emplace(a.name(), std::move(n)).first;
-      }
-      auto [g, inserted] = group_of.emplace(it->second, groups.size());
-      if (inserted) {
-        groups.emplace_back();
-        groups.back().name = it->second;
-      }
-      groups[g->second].launches.push_back({static_cast<int>(ti), &a});
+  std::vector<GroupVerdict> out(state.groups.size());
+  *with_metrics = 0;
+  for (size_t i = 0; i < state.groups.size(); ++i) {
+    const KernelGroup& g = state.groups[i];
+    proto::Activity rep = g.rep;
+    if (!rep.metrics().has_tensor_pipe_pct() && g.has_metrics_rep) {
+      *rep.mutable_metrics() = g.metrics_rep;
     }
-  }
-  // Attribute each group once.
-  std::map<std::string, double> role_roof, class_roof;
-  std::map<std::string, bool> role_roof_ok, class_roof_ok;
-  uint64_t with_metrics = 0;
-  for (aggregate::KernelGroup& g : groups) {
-    proto::Activity rep = *g.launches.front().activity;
-    double w = 0, tp = 0;
-    for (const auto& l : g.launches) {
-      const auto& a = *l.activity;
-      if (a.has_metrics() && a.metrics().has_tensor_pipe_pct()) {
-        double d = static_cast<double>(std::max<int64_t>(1, a.end_ns() - a.start_ns()));
-        tp += a.metrics().tensor_pipe_pct() * d;
-        w += d;
-        if (!rep.metrics().has_tensor_pipe_pct()) *rep.mutable_metrics() = a.metrics();
-      }
+    if (g.class_tp_weight > 0) {
+      rep.mutable_metrics()->set_tensor_pipe_pct(g.class_tp_sum / g.class_tp_weight);
+      ++*with_metrics;
     }
-    if (w > 0) {
-      rep.mutable_metrics()->set_tensor_pipe_pct(tp / w);
-      ++with_metrics;
-    }
-    g.attribution = classifier.Classify(rep, g.name);
+    proto::Attribution& a = out[i].attribution;
+    a = classifier.Classify(rep, g.name);
     // Nothing from a modelled trace is measured or registry: its times come from the model,
     // whatever matched the name (the class and role may still come from that match).
-    if (traces[g.launches.front().trace].header().provenance() == proto::PROVENANCE_MODELLED &&
-        g.attribution.evidence() != evidence::kModelled) {
-      g.attribution.set_evidence_detail(
-          absl::StrCat("modelled trace; class from ", g.attribution.evidence(), ": ",
-                       g.attribution.evidence_detail()));
-      g.attribution.set_evidence(std::string(evidence::kModelled));
+    if (state.traces[g.rep_key.trace].header.provenance() == proto::PROVENANCE_MODELLED &&
+        a.evidence() != evidence::kModelled) {
+      a.set_evidence_detail(
+          absl::StrCat("modelled trace; class from ", a.evidence(), ": ", a.evidence_detail()));
+      a.set_evidence(std::string(evidence::kModelled));
     }
     if (!rep.kernel_id().empty()) {
-      g.kernel_id = rep.kernel_id();
+      out[i].kernel_id = rep.kernel_id();
     } else if (const classify::KnownKernel* k = classifier.FindKnown(rep, g.name)) {
-      g.kernel_id = k->kernel_id;
-    }
-    if (device) {
-      double roof = 0;
-      bool all = true;
-      for (const auto& l : g.launches) {
-        double r = RooflineNs(*l.activity, *device);
-        if (r < 0) { all = false; break; }
-        roof += r;
-      }
-      g.has_roofline = all;
-      g.roofline_ns = all ? roof : 0;
-      const std::string& role = g.attribution.role();
-      const std::string& cls = g.attribution.pipe_class();
-      if (!role_roof_ok.count(role)) role_roof_ok[role] = true;
-      if (!class_roof_ok.count(cls)) class_roof_ok[cls] = true;
-      role_roof_ok[role] = role_roof_ok[role] && all;
-      class_roof_ok[cls] = class_roof_ok[cls] && all;
-      role_roof[role] += g.roofline_ns;
-      class_roof[cls] += g.roofline_ns;
+      out[i].kernel_id = k->kernel_id;
     }
   }
-  aggregate::AggregateStats st = aggregate::Aggregate(tp, groups, &profile);
+  return out;
+}
 
-  // Totals provenance and throughput.
-  proto::Totals* totals = profile.mutable_totals();
-  totals->set_provenance(absl::StrJoin(provenances, "; "));
-  const proto::RunInfo& run = profile.run();
+// Roofline time of one launch on `d`: max(bytes / BW, flops / rate of its compute pipe);
+// -1 when the device lacks the pipe.
+double RooflineNs(const aggregate::LaunchWork& w, const devices::DeviceSpec& d) {
+  double bw = d.EffectiveBandwidthGbps();  // bytes/ns
+  double mem = bw > 0 ? w.bytes / bw : 0;
+  double cmp = 0;
+  if (w.flops > 0) {
+    double rate = d.PipeTflops(w.pipe) * 1e3;  // FLOP/ns
+    if (rate <= 0) return -1;
+    cmp = w.flops / rate;
+  }
+  return std::max(mem, cmp);
+}
+
+// Step 4: roofline time per role and class, for those whose every launch has a work model.
+void AddRooflines(const ProfileState& state, const std::vector<GroupVerdict>& verdicts,
+                  const devices::DeviceSpec& device, ceilings::CeilingInputs* ci) {
+  std::map<std::string, double> role_roof, class_roof;
+  std::map<std::string, bool> role_ok, class_ok;
+  for (size_t i = 0; i < state.groups.size(); ++i) {
+    const KernelGroup& g = state.groups[i];
+    double roof = g.without_work > 0 ? -1
+                  : g.work.Sum([&device](const aggregate::LaunchWork& w) {
+                      return RooflineNs(w, device);
+                    });
+    bool all = roof >= 0;
+    const std::string& role = verdicts[i].attribution.role();
+    const std::string& cls = verdicts[i].attribution.pipe_class();
+    role_ok.emplace(role, true).first->second &= all;
+    class_ok.emplace(cls, true).first->second &= all;
+    role_roof[role] += all ? roof : 0;
+    class_roof[cls] += all ? roof : 0;
+  }
+  for (const auto& [k, v] : role_roof) if (role_ok[k]) ci->role_roofline_ns[k] = v;
+  for (const auto& [k, v] : class_roof) if (class_ok[k]) ci->class_roofline_ns[k] = v;
+}
+
+// Step 5: the work of one decode step, from --model or the traces' work models.
+std::optional<ceilings::StepWork> StepWorkOf(const ProfileState& state,
+                                             const AnalyzeOptions& options,
+                                             proto::Profile* profile) {
+  const proto::RunInfo& run = profile->run();
+  if (options.model) return ceilings::StepWorkFromModel(*options.model, run.batch());
+  const aggregate::StepWorkSums& s = state.step_work;
+  const uint64_t n = s.weight_launches;
+  double bpw = ceilings::BitsPerWeight(run.format());
+  uint64_t steps = run.steps() > 0 ? run.steps() : static_cast<uint64_t>(profile->steps_size());
+  if (n > 0 && bpw > 0 && steps > 0) {
+    ceilings::StepWork w;
+    w.weight_params = s.weight_bytes / steps * 8.0 / bpw;
+    w.other_bytes = s.other_bytes / steps;
+    w.flops = s.flops / steps;
+    w.batch = run.batch() > 0 ? run.batch() : 1;
+    w.run_format = run.format();
+    w.source = absl::StrFormat("registry work models of %d launches over %d steps at %s (%.4g bpw)",
+                               n, steps, run.format(), bpw);
+    return w;
+  }
+  if (n > 0) {
+    Warn(profile, "ceilings_unavailable",
+         absl::StrCat("work models present but the run's format (\"", run.format(),
+                      "\") or step count is unknown: no format ceilings"));
+  }
+  return std::nullopt;
+}
+
+// Step 6: throughput, label and ceilings.
+void AddCeilings(const ProfileState& state, const std::vector<GroupVerdict>& verdicts,
+                 const DeviceChoice& device, const AnalyzeOptions& options,
+                 proto::Profile* profile) {
+  proto::Totals* totals = profile->mutable_totals();
+  const proto::RunInfo& run = profile->run();
   totals->set_tokens(run.tokens_generated());
   totals->set_wall_time_ns(run.wall_time_ns());
   totals->set_steps(run.steps());
-  double measured_tps = 0;
-  if (run.tokens_generated() > 0 && run.wall_time_ns() > 0) {
-    measured_tps = static_cast<double>(run.tokens_generated()) * 1e9 / static_cast<double>(run.wall_time_ns());
-    totals->set_tokens_per_s(measured_tps);
-  }
-  profile.set_label(!options.label.empty() ? options.label
-                    : !run.format().empty() ? run.format()
-                                            : BaseName(traces[0].header().source_path()));
-
-  // Ceilings.
   ceilings::CeilingInputs ci;
-  ci.total_kernel_time_ns = totals->kernel_time_ns();
-  for (auto& [k, v] : role_roof) if (role_roof_ok[k]) ci.role_roofline_ns[k] = v;
-  for (auto& [k, v] : class_roof) if (class_roof_ok[k]) ci.class_roofline_ns[k] = v;
-  ci.profiled_device = device;
-  ci.measured_tokens_per_s = measured_tps;
-  if (options.model) {
-    ci.step_work = ceilings::StepWorkFromModel(*options.model, run.batch());
-  } else {
-    double wb = 0, other = 0, flops = 0;
-    uint64_t n = 0;
-    for (const auto& t : traces) {
-      for (const auto& a : t.activities()) {
-        if (!a.has_work()) continue;
-        wb += a.work().weight_bytes();
-        other += a.work().kv_bytes() + a.work().activation_bytes();
-        flops += a.work().flops();
-        n += a.work().weight_bytes() > 0;
-      }
-    }
-    double bpw = ceilings::BitsPerWeight(run.format());
-    uint64_t steps = run.steps() > 0 ? run.steps() : static_cast<uint64_t>(profile.steps_size());
-    if (n > 0 && bpw > 0 && steps > 0) {
-      ceilings::StepWork w;
-      w.weight_params = wb / steps * 8.0 / bpw;
-      w.other_bytes = other / steps;
-      w.flops = flops / steps;
-      w.batch = run.batch() > 0 ? run.batch() : 1;
-      w.run_format = run.format();
-      w.source = absl::StrFormat("registry work models of %d launches over %d steps at %s (%.4g bpw)",
-                                 n, steps, run.format(), bpw);
-      ci.step_work = w;
-    } else if (n > 0) {
-      Warn(&profile, "ceilings_unavailable",
-           absl::StrCat("work models present but the run's format (\"", run.format(),
-                        "\") or step count is unknown: no format ceilings"));
-    }
+  if (run.tokens_generated() > 0 && run.wall_time_ns() > 0) {
+    ci.measured_tokens_per_s = static_cast<double>(run.tokens_generated()) * 1e9 /
+                               static_cast<double>(run.wall_time_ns());
+    totals->set_tokens_per_s(ci.measured_tokens_per_s);
   }
-  *profile.mutable_ceilings() = ceilings::ComputeCeilings(profile, ci);
-  if (device) {  // say which GPU the rooflines describe, and why that one
-    proto::Ceilings* ce = profile.mutable_ceilings();
+  profile->set_label(!options.label.empty() ? options.label
+                     : !run.format().empty() ? run.format()
+                                             : BaseName(state.traces[0].header.source_path()));
+  ci.total_kernel_time_ns = totals->kernel_time_ns();
+  if (device.spec) AddRooflines(state, verdicts, *device.spec, &ci);
+  ci.profiled_device = device.spec;
+  ci.step_work = StepWorkOf(state, options, profile);
+  *profile->mutable_ceilings() = ceilings::ComputeCeilings(*profile, ci);
+  if (device.spec) {  // say which GPU the rooflines describe, and why that one
+    proto::Ceilings* ce = profile->mutable_ceilings();
     ce->set_notes(absl::StrCat(
-        "Rooflines (\"at roofline\", the * row) are for ", device->name,
+        "Rooflines (\"at roofline\", the * row) are for ", device.spec->name,
         !options.device.empty() ? " (named by --device / qprof run --target)"
-        : default_device ? " (default projection device for host-CPU runs; --device NAME to change)"
-                         : " (the profiled device)",
+        : device.host_default
+            ? " (default projection device for host-CPU runs; --device NAME to change)"
+            : " (the profiled device)",
         ce->notes().empty() ? "" : "; ", ce->notes()));
   }
+}
 
-  // Warnings.
-  if (totals->kernel_count() == 0) Warn(&profile, "no_kernels", "no kernel records in the input");
-  for (const auto& t : traces) {
-    const auto& c = t.header().collector();
-    const std::string src = BaseName(t.header().source_path());
+// Step 7, warnings: what each input's collector or importer reported.
+void WarnInputs(const ProfileState& state, proto::Profile* profile) {
+  for (const aggregate::TraceState& t : state.traces) {
+    const proto::CollectorStats& c = t.header.collector();
+    const std::string src = BaseName(t.header.source_path());
     if (c.records_dropped() > 0) {
-      Warn(&profile, "records_dropped", absl::StrCat(src, ": the collector dropped ", c.records_dropped(),
-                                                     " records; totals are lower bounds"));
+      Warn(profile, "records_dropped", absl::StrCat(src, ": the collector dropped ",
+                                                    c.records_dropped(),
+                                                    " records; totals are lower bounds"));
     }
     if (c.records_invalid() > 0) {
-      Warn(&profile, "records_invalid", absl::StrCat(src, ": ", c.records_invalid(),
-                                                     " records with invalid timestamps were skipped"));
+      Warn(profile, "records_invalid",
+           absl::StrCat(src, ": ", c.records_invalid(),
+                        " records with invalid timestamps were skipped"));
     }
     if (c.metrics_requested() && !c.metrics_available()) {
-      Warn(&profile, "metrics_unavailable",
+      Warn(profile, "metrics_unavailable",
            absl::StrCat(src, ": per-kernel metrics were requested but are unavailable: ",
                         c.metrics_unavailable_reason().empty() ? "no reason given"
                                                                : c.metrics_unavailable_reason()));
     }
-    if (t.truncated()) {
-      Warn(&profile, "truncated", absl::StrCat(src, ": input is truncated (", t.truncation_detail(),
-                                               "); the analysis covers the readable prefix"));
+    if (t.truncated) {
+      Warn(profile, "truncated",
+           absl::StrCat(src, ": input is truncated (", t.truncation_detail,
+                        "); the analysis covers the readable prefix"));
     }
-    for (const std::string& w : c.warnings()) Warn(&profile, "collector", absl::StrCat(src, ": ", w));
+    for (const std::string& w : c.warnings()) {
+      Warn(profile, "collector", absl::StrCat(src, ": ", w));
+    }
   }
-  if (with_metrics == 0 && totals->kernel_count() > 0 &&
-      profile.provenance() != proto::PROVENANCE_MODELLED) {  // a model has no counters
-    Warn(&profile, "metrics_unavailable",
+}
+
+// Step 7, warnings: what the analysis itself could not do.
+void WarnAnalysis(const ProfileState& state, const DeviceChoice& device, uint64_t with_metrics,
+                  proto::Profile* profile) {
+  const proto::Totals& totals = profile->totals();
+  if (with_metrics == 0 && totals.kernel_count() > 0 &&
+      profile->provenance() != proto::PROVENANCE_MODELLED) {  // a model has no counters
+    Warn(profile, "metrics_unavailable",
          "no per-kernel tensor-pipe metrics in the input (collect them with CUPTI metrics or "
          "pass --ncu CSV); pipe classes come from SASS, the registry or name rules");
   }
-  if (!device) {
+  if (!device.spec) {
     std::string names;
-    for (const auto& t : traces) {
-      for (const auto& d : t.header().devices()) names += (names.empty() ? "" : ", ") + d.name();
+    for (const aggregate::TraceState& t : state.traces) {
+      for (const auto& d : t.header.devices()) names += (names.empty() ? "" : ", ") + d.name();
     }
-    Warn(&profile, "device_unknown",
+    Warn(profile, "device_unknown",
          absl::StrCat("device ", names.empty() ? "(not reported)" : names,
-                      " is not in the spec table; pass --device NAME for ceilings on the profiled device"));
+                      " is not in the spec table; pass --device NAME for ceilings on the "
+                      "profiled device"));
   }
-  if (device && profile.provenance() == proto::PROVENANCE_MEASURED_HOST) {
-    Warn(&profile, "device_mismatch",
-         absl::StrCat("times were measured on the host CPU; roofline bounds use ", device->name,
-                      default_device ? " (the default projection device; --device NAME to change)" : "",
+  if (device.spec && profile->provenance() == proto::PROVENANCE_MEASURED_HOST) {
+    Warn(profile, "device_mismatch",
+         absl::StrCat("times were measured on the host CPU; roofline bounds use ", device.spec->name,
+                      device.host_default
+                          ? " (the default projection device; --device NAME to change)"
+                          : "",
                       " figures, so \"at roofline\" compares a CPU time with a GPU bound"));
   }
-  if (st.dropped_negative > 0) {
-    Warn(&profile, "records_invalid", absl::StrCat(st.dropped_negative, " kernel launches with end < start were ignored"));
+  if (state.dropped_negative > 0) {
+    Warn(profile, "records_invalid", absl::StrCat(state.dropped_negative,
+                                                  " kernel launches with end < start were ignored"));
   }
+  if (totals.busy_time_error_ns() > 0) {
+    Warn(profile, "busy_time_approximate",
+         absl::StrFormat("kernels arrived far out of time order: busy time may be up to %d ns "
+                         "larger than reported",
+                         totals.busy_time_error_ns()));
+  }
+}
+
+void WarnUnknownKernels(proto::Profile* profile) {
   uint64_t unknown_time = 0;
-  for (const auto& k : profile.kernels()) {
+  for (const auto& k : profile->kernels()) {
     if (k.evidence() == evidence::kUnknown) {
-      profile.add_unknown_kernels(k.name());
+      profile->add_unknown_kernels(k.name());
       unknown_time += k.time_ns();
     }
   }
-  if (profile.unknown_kernels_size() > 0) {
-    double share = totals->kernel_time_ns() ? static_cast<double>(unknown_time) / totals->kernel_time_ns() : 0;
-    Warn(&profile, "unknown_kernels",
-         absl::StrFormat("%d kernels (%.1f%% of kernel time) could not be attributed: no metric, "
-                         "SASS, registry entry or name rule; they are counted as class \"other\" "
-                         "and listed in unknown_kernels (pass --sass or --ncu to attribute them)",
-                         profile.unknown_kernels_size(), 100 * share));
+  if (profile->unknown_kernels_size() == 0) return;
+  const uint64_t total = profile->totals().kernel_time_ns();
+  double share = total ? static_cast<double>(unknown_time) / static_cast<double>(total) : 0;
+  Warn(profile, "unknown_kernels",
+       absl::StrFormat("%d kernels (%.1f%% of kernel time) could not be attributed: no metric, "
+                       "SASS, registry entry or name rule; they are counted as class \"other\" "
+                       "and listed in unknown_kernels (pass --sass or --ncu to attribute them)",
+                       profile->unknown_kernels_size(), 100 * share));
+}
+
+}  // namespace
+
+absl::StatusOr<proto::Profile> AnalyzeState(const ProfileState& state,
+                                            const AnalyzeOptions& options) {
+  if (state.traces.empty()) return absl::InvalidArgumentError("no traces to analyse");
+  ASSIGN_OR_RETURN(DeviceChoice device, ChooseDevice(state, options));
+  proto::Profile profile;
+  profile.set_schema_version(kProfileSchemaVersion);
+  DescribeInputs(state, options, &profile);
+  uint64_t with_metrics = 0;
+  const std::vector<GroupVerdict> verdicts = AttributeKernels(state, options, &with_metrics);
+  aggregate::EmitTables(state, verdicts, &profile);
+  AddCeilings(state, verdicts, device, options, &profile);
+  if (profile.totals().kernel_count() == 0) {
+    Warn(&profile, "no_kernels", "no kernel records in the input");
   }
+  WarnInputs(state, &profile);
+  WarnAnalysis(state, device, with_metrics, &profile);
+  WarnUnknownKernels(&profile);
   return profile;
+}
+
+absl::StatusOr<proto::Profile> Analyze(const std::vector<proto::Trace>& traces,
+                                       const AnalyzeOptions& options) {
+  if (traces.empty()) return absl::InvalidArgumentError("no traces to analyse");
+  ProfileState state;
+  for (const proto::Trace& t : traces) aggregate::AccumulateTrace(t, &state);
+  return AnalyzeState(state, options);
 }
 
 }  // namespace qprof

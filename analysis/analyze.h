@@ -1,10 +1,19 @@
 // Analyze: one or more traces -> one Profile (what reports render and `--json` writes).
 //
-// Pipeline: group kernel launches by normalised name (aggregate/kernel_name.h) ->
-// attribute each group once (classify/, with the evidence ladder; measured metrics are the
-// time-weighted mean over the group's launches) -> aggregate (aggregate/) -> ceilings
-// (ceilings/) -> warnings. Several traces (e.g. one per rank) are analysed together:
-// their kernels share the tables; busy time and spans are per trace and device.
+// Pipeline, in named steps (analyze.cc):
+//   accumulate   every record into a ProfileState (aggregate/accumulator.h), grouped by
+//                normalised kernel name; records stream in, nothing is kept per launch;
+//   choose the device the rooflines are for (--device, the trace's, or the default
+//                projection device for host-CPU traces);
+//   describe the inputs (sources, run information, provenance);
+//   attribute    each kernel once (classify/, with the evidence ladder; measured metrics
+//                are the time-weighted mean over the kernel's launches);
+//   emit         the tables (aggregate/tables.h), one function per table;
+//   ceilings     rooflines per role and class, step work, Amdahl and format ceilings;
+//   warnings     per input, then the analysis's own.
+// Several traces (e.g. one per rank) are analysed together: their kernels share the tables;
+// busy time and spans are per trace and device, and a per-rank table compares them.
+// analysis/ingest.h analyses files without building traces in memory.
 //
 // Warnings (Profile.warnings, code: message) cover: records dropped or invalid in the
 // collector, truncated input, unknown kernels (also listed in Profile.unknown_kernels),
@@ -17,6 +26,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "analysis/aggregate/accumulator.h"
 #include "analysis/ceilings/ceilings.h"
 #include "analysis/classify/classify.h"
 #include "analysis/sass/sass_parser.h"
@@ -44,6 +54,10 @@ struct AnalyzeOptions {
 // InvalidArgument when `traces` is empty or options.device is not in the spec table.
 absl::StatusOr<proto::Profile> Analyze(const std::vector<proto::Trace>& traces,
                                        const AnalyzeOptions& options);
+
+// The same from an accumulated state (streamed files, merged partial profiles).
+absl::StatusOr<proto::Profile> AnalyzeState(const aggregate::ProfileState& state,
+                                            const AnalyzeOptions& options);
 
 }  // namespace qprof
 

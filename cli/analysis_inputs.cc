@@ -8,8 +8,10 @@
 #include "kernels/registry/registry.h"
 #include "proto/trace_io.h"
 #include "reports/json/json_report.h"
+#include "analysis/aggregate/partial.h"
 #ifdef QPROF_HAVE_IMPORTERS
 #include "analysis/importers/import.h"
+#include "analysis/ingest.h"
 #endif
 
 namespace qprof::cli {
@@ -44,16 +46,59 @@ bool LooksLikeProfileJson(const std::string& path) {
          head.find("\"sources\"") != std::string::npos;
 }
 
+namespace {
+
+bool LooksLikePartialFile(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::string head(8, '\0');
+  f.read(head.data(), 8);
+  head.resize(static_cast<size_t>(f.gcount()));
+  return aggregate::LooksLikePartial(head);
+}
+
+}  // namespace
+
+absl::StatusOr<aggregate::ProfileState> AccumulateInputs(const std::vector<std::string>& paths) {
+  // Runs of trace files are ingested together (in parallel); partials are merged in order.
+  aggregate::ProfileState state;
+  std::vector<std::string> run;
+  auto flush = [&state, &run]() -> absl::Status {
+    if (run.empty()) return absl::OkStatus();
+#ifdef QPROF_HAVE_IMPORTERS
+    IngestOptions options;
+    options.import.progress = true;
+    ASSIGN_OR_RETURN(aggregate::ProfileState s, IngestFiles(run, options));
+    state.Merge(std::move(s));
+#else
+    for (const std::string& p : run) {
+      ASSIGN_OR_RETURN(proto::Trace t, LoadTraceInput(p));
+      aggregate::AccumulateTrace(t, &state);
+    }
+#endif
+    run.clear();
+    return absl::OkStatus();
+  };
+  for (const std::string& p : paths) {
+    if (!LooksLikePartialFile(p)) {
+      run.push_back(p);
+      continue;
+    }
+    RETURN_IF_ERROR(flush());
+    ASSIGN_OR_RETURN(aggregate::ProfileState s, aggregate::ReadPartialFile(p));
+    state.Merge(std::move(s));
+  }
+  RETURN_IF_ERROR(flush());
+  return state;
+}
+
 absl::StatusOr<proto::Profile> LoadProfileInput(const std::string& path,
                                                 const AnalyzeOptions& options) {
   if (LooksLikeProfileJson(path)) {
     ASSIGN_OR_RETURN(std::string text, ReadFile(path));
     return reports::ProfileFromJson(text, path);
   }
-  ASSIGN_OR_RETURN(proto::Trace trace, LoadTraceInput(path));
-  std::vector<proto::Trace> traces;
-  traces.push_back(std::move(trace));
-  return Analyze(traces, options);
+  ASSIGN_OR_RETURN(aggregate::ProfileState state, AccumulateInputs({path}));
+  return AnalyzeState(state, options);
 }
 
 std::vector<classify::KnownKernel> RegistryKnownKernels() {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "analysis/aggregate/accumulator.h"
 #include "analysis/analyze.h"
 #include "analysis/classify/classify.h"
 #include "proto/profile.pb.h"
@@ -18,11 +19,16 @@ namespace qprof::cli {
 // Any trace qprof reads (.qtrace, nsys SQLite, Kineto JSON, ncu CSV), by content.
 absl::StatusOr<proto::Trace> LoadTraceInput(const std::string& path);
 
+// The aggregation state of trace files, streamed and read in parallel (analysis/ingest.h);
+// partial profiles (.qprofile, `qprof analyze --partial`) are merged in as they are.
+absl::StatusOr<aggregate::ProfileState> AccumulateInputs(const std::vector<std::string>& paths);
+
 // True when the file looks like a Profile JSON report (a JSON object with
 // "schema_version" and no "traceEvents" near its start).
 bool LooksLikeProfileJson(const std::string& path);
 
-// A Profile: read back from a Profile JSON report, or analysed from a trace.
+// A Profile: read back from a Profile JSON report, or analysed from a trace or a partial
+// profile.
 absl::StatusOr<proto::Profile> LoadProfileInput(const std::string& path,
                                                 const AnalyzeOptions& options);
 

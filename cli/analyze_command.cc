@@ -1,28 +1,24 @@
-// `qprof analyze INPUT... [--json OUT] [--html OUT] [--perfetto OUT] [--ncu CSV] [--sass FILE]...
-//  [--device NAME] [--model CONFIG] [--top N]`: attribute every kernel, aggregate, compute
-// ceilings, print the terminal summary and write the reports asked for.
+// `qprof analyze INPUT... [--json OUT] [--html OUT] [--perfetto OUT] [--partial OUT]
+//  [--ncu CSV] [--sass FILE]... [--device NAME] [--model CONFIG] [--top N]`: attribute every
+// kernel, aggregate, compute ceilings, print the terminal summary and write the reports
+// asked for. Inputs are streamed and read in parallel (one per rank, say); --partial writes
+// the aggregation state for `qprof merge` instead of finishing the analysis.
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "CLI/CLI.hpp"
-#include "absl/strings/str_cat.h"
+#include "analysis/aggregate/partial.h"
 #include "analysis/analyze.h"
-#include "analysis/ceilings/ceilings.h"
-#include "analysis/sass/sass_parser.h"
 #include "base/absl_fmt.h"
 #include "base/status_macros.h"
 #include "cli/analysis_inputs.h"
 #include "cli/command.h"
+#include "cli/profile_output.h"
 #include "fmt/core.h"
-#include "reports/json/json_report.h"
 #include "reports/perfetto/perfetto_export.h"
-#include "reports/terminal/terminal_report.h"
 #ifdef QPROF_HAVE_IMPORTERS
 #include "analysis/importers/import.h"
-#endif
-#ifdef QPROF_HAVE_HTML_REPORT
-#include "reports/html/html_report.h"
 #endif
 
 namespace qprof::cli {
@@ -30,32 +26,15 @@ namespace {
 
 struct AnalyzeArgs {
   std::vector<std::string> inputs;
-  std::string json_out;
-  std::string html_out;
+  ProfileArgs out;
   std::string perfetto_out;
+  std::string partial_out;
   std::string ncu_csv;
-  std::vector<std::string> sass_files;
-  std::string device;
-  std::string model;
-  std::string label;
-  int top = 15;
 };
 
-absl::Status RunAnalyze(const AnalyzeArgs& args) {
-  AnalyzeOptions options;
-  options.known_kernels = RegistryKnownKernels();
-  options.device = args.device;
-  options.top_n = args.top;
-  options.label = args.label;
-  if (!args.model.empty()) {
-    ASSIGN_OR_RETURN(options.model, ceilings::LoadModelConfig(args.model));
-  }
-  for (const std::string& f : args.sass_files) {
-    ASSIGN_OR_RETURN(auto stats, sass::SassStatsForFile(f));
-    fmt::print(stderr, "qprof: {}: SASS of {} kernels\n", f, stats.size());
-    options.sass_stats.insert(options.sass_stats.end(), stats.begin(), stats.end());
-    options.sass_sources.push_back(f);
-  }
+// --ncu and --perfetto need every record of the traces in memory: the ncu rows join onto
+// launches by name and order, and the Perfetto file lists every event.
+absl::StatusOr<aggregate::ProfileState> AccumulateWhole(const AnalyzeArgs& args) {
   std::vector<proto::Trace> traces;
   for (const std::string& in : args.inputs) {
     if (!StderrIsTty()) fmt::print(stderr, "qprof: reading {}\n", in);
@@ -80,24 +59,31 @@ absl::Status RunAnalyze(const AnalyzeArgs& args) {
     RETURN_IF_ERROR(reports::WritePerfettoJson(ptrs, args.perfetto_out));
     fmt::print(stderr, "qprof: wrote {} (open it in ui.perfetto.dev)\n", args.perfetto_out);
   }
-  ASSIGN_OR_RETURN(proto::Profile profile, Analyze(traces, options));
-  reports::TerminalOptions topt;
-  topt.color = reports::ShouldUseColor(stdout);
-  topt.top_kernels = args.top;
-  reports::PrintProfileSummary(profile, stdout, topt);
-  if (!args.json_out.empty()) {
-    RETURN_IF_ERROR(reports::WriteProfileJson(profile, args.json_out));
-    fmt::print(stderr, "qprof: wrote {}\n", args.json_out);
+  aggregate::ProfileState state;
+  for (const proto::Trace& t : traces) aggregate::AccumulateTrace(t, &state);
+  return state;
+}
+
+absl::Status RunAnalyze(const AnalyzeArgs& args) {
+  ASSIGN_OR_RETURN(AnalyzeOptions options, MakeAnalyzeOptions(args.out));
+  aggregate::ProfileState state;
+  if (!args.ncu_csv.empty() || !args.perfetto_out.empty()) {
+    ASSIGN_OR_RETURN(state, AccumulateWhole(args));
+  } else {
+    if (!StderrIsTty()) {
+      fmt::print(stderr, "qprof: reading {}{}\n", args.inputs[0],
+                 args.inputs.size() > 1 ? fmt::format(" and {} more", args.inputs.size() - 1) : "");
+    }
+    ASSIGN_OR_RETURN(state, AccumulateInputs(args.inputs));
   }
-  if (!args.html_out.empty()) {
-#ifdef QPROF_HAVE_HTML_REPORT
-    RETURN_IF_ERROR(reports::WriteProfileHtml(profile, args.html_out));
-    fmt::print(stderr, "qprof: wrote {}\n", args.html_out);
-#else
-    return absl::UnimplementedError("--html: the HTML report is not available in this build yet");
-#endif
+  if (!args.partial_out.empty()) {
+    RETURN_IF_ERROR(aggregate::WritePartialFile(state, args.partial_out));
+    fmt::print(stderr, "qprof: wrote {} (partial profile of {} traces, {} kernels; finish it "
+               "with `qprof merge`)\n", args.partial_out, state.traces.size(), state.groups.size());
+    return absl::OkStatus();
   }
-  return absl::OkStatus();
+  ASSIGN_OR_RETURN(proto::Profile profile, AnalyzeState(state, options));
+  return WriteProfileOutputs(profile, args.out);
 }
 
 }  // namespace
@@ -108,34 +94,25 @@ void RegisterAnalyzeCommand(CLI::App& app, CommandRunner& runner) {
       "analyze",
       "Attribute every kernel of one or more traces (qtrace, Nsight Systems SQLite, PyTorch "
       "profiler JSON[.gz]) to a role and a pipe class (tensor, simt, comm, memory), aggregate, "
-      "compute ceilings and print a summary");
-  cmd->add_option("inputs", args->inputs, "Trace files, analysed together (e.g. one per rank)")
+      "compute ceilings and print a summary. Traces stream in bounded memory; several are "
+      "read in parallel and compared per rank");
+  cmd->add_option("inputs", args->inputs,
+                  "Trace files, analysed together (e.g. one per rank: rank*.json); partial "
+                  "profiles (.qprofile) are merged in")
       ->required()
       ->check(CLI::ExistingFile);
-  cmd->add_option("--json", args->json_out, "Write the Profile as JSON to this file");
-  cmd->add_option("--html", args->html_out, "Write a single-file HTML report to this file");
+  AddProfileOptions(cmd, &args->out);
   cmd->add_option("--perfetto", args->perfetto_out,
                   "Write the trace(s) as Chrome/Perfetto trace JSON (ui.perfetto.dev): one track "
-                  "per stream, NVTX ranges on their own track");
+                  "per stream, NVTX ranges on their own track (holds the traces in memory)");
+  cmd->add_option("--partial", args->partial_out,
+                  "Write the aggregation state (a versioned partial profile) to this file "
+                  "instead of reports, for `qprof merge` on another machine");
   cmd->add_option("--ncu", args->ncu_csv,
                   "Nsight Compute CSV whose per-kernel metrics (tensor pipe %) are joined onto "
-                  "the trace's kernels: the strongest evidence for the pipe class")
+                  "the trace's kernels: the strongest evidence for the pipe class (holds the "
+                  "traces in memory)")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--sass", args->sass_files,
-                  "cubin/fatbin/executable/shared library whose SASS tells which kernels use "
-                  "tensor cores (runs cuobjdump); repeatable")
-      ->check(CLI::ExistingFile);
-  cmd->add_option("--device", args->device,
-                  std::string("Spec-table device for ceilings (see `qprof devices`), e.g. h200, "
-                              "rtx-pro-6000; default: the device the trace reports; for "
-                              "host-CPU traces ") +
-                      devices::kDefaultProjectionDevice + ", the default target of `qprof run`");
-  cmd->add_option("--model", args->model,
-                  "Model shape JSON for format ceilings of third-party traces: "
-                  "{\"active_params\": 13e9, \"batch\": 16, ...} (analysis/ceilings/ceilings.h)")
-      ->check(CLI::ExistingFile);
-  cmd->add_option("--top", args->top, "Kernels shown in the summary")->check(CLI::Range(1, 100000));
-  cmd->add_option("--label", args->label, "Short label for this profile (used by diffs)");
   cmd->callback([args, &runner] { runner.action = [args] { return RunAnalyze(*args); }; });
 }
 

@@ -15,6 +15,7 @@ void RegisterRecordCommand(CLI::App& app, CommandRunner& runner);
 void RegisterImportCommand(CLI::App& app, CommandRunner& runner);
 void RegisterAnalyzeCommand(CLI::App& app, CommandRunner& runner);
 void RegisterDiffCommand(CLI::App& app, CommandRunner& runner);
+void RegisterMergeCommand(CLI::App& app, CommandRunner& runner);
 void RegisterSassCommand(CLI::App& app, CommandRunner& runner);
 void RegisterDevicesCommand(CLI::App& app, CommandRunner& runner);
 void RegisterQuantizeCommand(CLI::App& app, CommandRunner& runner);
@@ -34,6 +35,7 @@ int main(int argc, char** argv) {
   qprof::cli::RegisterImportCommand(app, runner);
   qprof::cli::RegisterAnalyzeCommand(app, runner);
   qprof::cli::RegisterDiffCommand(app, runner);
+  qprof::cli::RegisterMergeCommand(app, runner);
   qprof::cli::RegisterSassCommand(app, runner);
   qprof::cli::RegisterDevicesCommand(app, runner);
   qprof::cli::RegisterQuantizeCommand(app, runner);

@@ -1,20 +1,46 @@
 // Kineto / Chrome trace JSON, plain or gzip, from arbitrary bytes: must return a trace or
-// one error, never crash, hang or leak; an imported trace must serialize.
+// one error, never crash, hang or leak; an imported trace must serialize. The same bytes
+// also go down the analysis's path (streamed into the aggregation, decoded on worker
+// threads, through a partial profile) and must give what one thread gives at the same batch
+// size. (Across batch sizes only well-formed documents must agree: how far a malformed
+// event reaches depends on where batches are cut.)
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
+#include "analysis/aggregate/partial.h"
+#include "analysis/analyze.h"
 #include "analysis/importers/kineto/kineto_importer.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string_view bytes(reinterpret_cast<const char*>(data), size);
   qprof::importers::ImportOptions options;
   options.progress = false;
-  auto trace = qprof::importers::ImportKinetoJsonBytes(
-      std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.json", options);
-  if (trace.ok()) {
-    std::string bytes;
-    if (!trace->SerializeToString(&bytes)) __builtin_trap();  // invalid UTF-8 leaked through
+  options.threads = 1;
+  auto whole_batches = qprof::importers::ImportKinetoJsonBytes(bytes, "fuzz.json", options);
+  if (whole_batches.ok()) {
+    std::string serialized;
+    if (!whole_batches->SerializeToString(&serialized)) __builtin_trap();  // invalid UTF-8
+  }
+  options.batch_bytes = 256;
+  auto trace = qprof::importers::ImportKinetoJsonBytes(bytes, "fuzz.json", options);
+  qprof::importers::ImportOptions parallel = options;
+  parallel.threads = 2;
+  qprof::aggregate::ProfileState state;
+  qprof::aggregate::TraceAccumulator acc(&state);
+  absl::Status s = qprof::importers::StreamKinetoJsonBytes(bytes, "fuzz.json", parallel, &acc);
+  if (s.ok() != trace.ok()) __builtin_trap();  // the two paths disagree on the input
+  if (!s.ok()) return 0;
+  auto back = qprof::aggregate::FromPartial(qprof::aggregate::ToPartial(state), "fuzz");
+  if (!back.ok()) __builtin_trap();
+  auto streamed = qprof::AnalyzeState(*back, {});
+  auto whole = qprof::Analyze({*trace}, {});
+  if (streamed.ok() != whole.ok()) __builtin_trap();
+  if (streamed.ok() && (streamed->totals().kernel_time_ns() != whole->totals().kernel_time_ns() ||
+                        streamed->totals().busy_time_ns() != whole->totals().busy_time_ns() ||
+                        streamed->kernels_size() != whole->kernels_size())) {
+    __builtin_trap();
   }
   return 0;
 }

@@ -15,7 +15,7 @@ seconds=${FUZZ_SECONDS:-45}
 build=${FUZZ_BUILD_DIR:-build-fuzz}
 data=${QPROF_TESTDATA:-$root/../shared/testdata}
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(fuzz_kineto fuzz_nsys fuzz_ncu fuzz_detect)
+[ ${#targets[@]} -eq 0 ] && targets=(fuzz_kineto fuzz_nsys fuzz_ncu fuzz_detect fuzz_partial)
 
 command -v clang++ >/dev/null || { echo "fuzz.sh: clang++ not found (apt-get install clang)"; exit 2; }
 san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fsanitize=fuzzer-no-link"
@@ -26,8 +26,8 @@ cmake --build "$build" --target "${targets[@]}" -j"$(nproc)"
 
 corpus="$build/fuzz-corpus"
 rm -rf "$corpus"
-mkdir -p "$corpus"/{fuzz_kineto,fuzz_nsys,fuzz_ncu,fuzz_detect}
-python3 - "$corpus" "$data" <<'PY'
+mkdir -p "$corpus"/{fuzz_kineto,fuzz_nsys,fuzz_ncu,fuzz_detect,fuzz_partial}
+QPROF_BIN="${QPROF_BIN:-$root/build/cli/qprof}" python3 - "$corpus" "$data" <<'PY'
 import gzip, os, sqlite3, sys
 corpus, data = sys.argv[1], sys.argv[2]
 def put(target, name, blob):
@@ -86,6 +86,17 @@ db.commit()
 db.execute("VACUUM")
 db.close()
 put("fuzz_detect", "small.sqlite", open(path, "rb").read())
+# Partial profiles: written by qprof analyze --partial of the main build, when there is one.
+qprof = os.environ.get("QPROF_BIN", "")
+if qprof and os.path.exists(qprof):
+    import subprocess
+    for name in ("new.json", "old.json"):
+        src = os.path.join(corpus, "fuzz_kineto", name)
+        out = os.path.join(corpus, "fuzz_partial", name + ".qprofile")
+        subprocess.run([qprof, "analyze", src, "--partial", out], capture_output=True)
+        if os.path.exists(out):
+            blob = open(out, "rb").read()
+            put("fuzz_partial", name + ".qprofile", blob[8:])  # the proto after the magic
 # Real traces: whole small files, and slices of the big ones (decompressed).
 kdir = os.path.join(data, "kineto")
 if os.path.isdir(kdir):

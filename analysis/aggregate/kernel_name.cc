@@ -72,9 +72,10 @@ std::string Demangle(std::string_view name) {
   return result;
 }
 
-std::string NormaliseKernelName(std::string_view raw) {
-  std::string s = Demangle(raw);
-  // Spellings of anonymous namespaces and lambdas.
+namespace {
+
+// One spelling for anonymous namespaces and lambdas (nsys and cxxabi differ).
+void CanonicalSpellings(std::string& s) {
   ReplaceAll(s, "<unnamed>", "(anonymous namespace)");
   ReplaceAll(s, "{anonymous}", "(anonymous namespace)");
   ReplaceAll(s, "`anonymous namespace'", "(anonymous namespace)");
@@ -82,7 +83,9 @@ std::string NormaliseKernelName(std::string_view raw) {
     static const std::regex kLambda(R"(\[lambda\(([^()\]]*)\) \(instance (\d+)\)\])");
     s = std::regex_replace(s, kLambda, "{lambda($1)#$2}");
   }
-  // Collapse whitespace.
+}
+
+std::string CollapseWhitespace(const std::string& s) {
   std::string t;
   t.reserve(s.size());
   for (char c : s) {
@@ -93,10 +96,11 @@ std::string NormaliseKernelName(std::string_view raw) {
     }
   }
   while (!t.empty() && t.back() == ' ') t.pop_back();
-  // "operator ()" -> "operator()" before the parameter list is located.
-  ReplaceAll(t, "operator ()", "operator()");
-  t = StripParameterList(t);
-  // Template value casts and integer suffixes.
+  return t;
+}
+
+// Template value casts "(int)128" -> "128", "(bool)0" -> "false".
+std::string DropValueCasts(std::string t) {
   if (t.find("(bool)") != std::string::npos) {
     ReplaceAll(t, "(bool)0", "false");
     ReplaceAll(t, "(bool)1", "true");
@@ -106,8 +110,12 @@ std::string NormaliseKernelName(std::string_view raw) {
         R"(\((?:unsigned |signed )?(?:int|long|long long|short|char|unsigned|bool)\)(-?\d))");
     t = std::regex_replace(t, kCast, "$1");
   }
-  // Integer literal suffixes: a digit run preceded by a non-identifier char, followed by
-  // u/l letters and then a non-identifier char.
+  return t;
+}
+
+// Integer literal suffixes: a digit run preceded by a non-identifier char, followed by
+// u/l letters and then a non-identifier char ("2ul" -> "2").
+std::string DropIntegerSuffixes(const std::string& t) {
   std::string u;
   u.reserve(t.size());
   for (size_t i = 0; i < t.size(); ++i) {
@@ -124,7 +132,11 @@ std::string NormaliseKernelName(std::string_view raw) {
       if (j - (i + 1) <= 3 && (j == t.size() || !IsIdent(t[j]))) i = j - 1;
     }
   }
-  // Drop "void " at the start and inside template argument lists.
+  return u;
+}
+
+// Drop "void " at the start and inside template argument lists.
+std::string DropVoid(const std::string& u) {
   std::string v;
   v.reserve(u.size());
   for (size_t i = 0; i < u.size(); ++i) {
@@ -135,7 +147,11 @@ std::string NormaliseKernelName(std::string_view raw) {
     }
     v.push_back(u[i]);
   }
-  // No space next to punctuation.
+  return v;
+}
+
+// No space next to punctuation (but "(anonymous namespace)" keeps its space).
+std::string TightenPunctuation(const std::string& v) {
   std::string w;
   w.reserve(v.size());
   for (size_t i = 0; i < v.size(); ++i) {
@@ -143,7 +159,6 @@ std::string NormaliseKernelName(std::string_view raw) {
       char prev = w.empty() ? '\0' : w.back();
       char next = i + 1 < v.size() ? v[i + 1] : '\0';
       if (w.empty() || IsPunct(prev) || IsPunct(next) || next == '\0') continue;
-      // Keep "(anonymous namespace)" readable.
       if (i >= 10 && v.compare(i - 9, 9, "anonymous") == 0) {
         w.push_back(' ');
         continue;
@@ -152,6 +167,18 @@ std::string NormaliseKernelName(std::string_view raw) {
     w.push_back(v[i]);
   }
   return w;
+}
+
+}  // namespace
+
+std::string NormaliseKernelName(std::string_view raw) {
+  std::string s = Demangle(raw);
+  CanonicalSpellings(s);
+  std::string t = CollapseWhitespace(s);
+  // "operator ()" -> "operator()" before the parameter list is located.
+  ReplaceAll(t, "operator ()", "operator()");
+  t = StripParameterList(t);
+  return TightenPunctuation(DropVoid(DropIntegerSuffixes(DropValueCasts(std::move(t)))));
 }
 
 std::string FoldNvtxPath(std::string_view path) {

@@ -117,6 +117,42 @@ void MatchKernels(const proto::Profile& a, const proto::Profile& b, proto::Diff*
   for (auto& r : rows) *d->add_kernels() = std::move(r);
 }
 
+// Ranks match by number when both sides have several traces.
+void MatchRanks(const proto::Profile& a, const proto::Profile& b, proto::Diff* d) {
+  if (a.ranks_size() < 2 || b.ranks_size() < 2) return;
+  std::map<uint32_t, std::pair<const proto::RankRow*, const proto::RankRow*>> ranks;
+  for (const auto& r : a.ranks()) ranks[r.rank()].first = &r;
+  for (const auto& r : b.ranks()) ranks[r.rank()].second = &r;
+  for (const auto& [n, pr] : ranks) {
+    const auto *ra = pr.first, *rb = pr.second;
+    proto::RankDiffRow* r = d->add_ranks();
+    r->set_rank(n);
+    r->set_status(ra && rb ? "both" : ra ? "only_a" : "only_b");
+    if (ra) {
+      r->set_a_compute_ns(ra->compute_time_ns());
+      r->set_a_kernel_time_ns(ra->kernel_time_ns());
+      r->set_a_comm_share(ra->comm_share());
+      r->set_a_compute_vs_median(ra->compute_vs_median());
+    }
+    if (rb) {
+      r->set_b_compute_ns(rb->compute_time_ns());
+      r->set_b_kernel_time_ns(rb->kernel_time_ns());
+      r->set_b_comm_share(rb->comm_share());
+      r->set_b_compute_vs_median(rb->compute_vs_median());
+    }
+    if (r->a_compute_ns() > 0 && r->b_compute_ns() > 0) {
+      r->set_compute_ratio(static_cast<double>(r->b_compute_ns()) /
+                           static_cast<double>(r->a_compute_ns()));
+    }
+  }
+  const std::string la = a.label().empty() ? "A" : a.label();
+  const std::string lb = b.label().empty() ? "B" : b.label();
+  d->set_rank_headline(absl::StrFormat(
+      "slowest rank: %d in %s (%.2fx the median compute of %d ranks), %d in %s (%.2fx of %d)",
+      a.rank_summary().slowest_rank(), la, a.rank_summary().imbalance(), a.ranks_size(),
+      b.rank_summary().slowest_rank(), lb, b.rank_summary().imbalance(), b.ranks_size()));
+}
+
 }  // namespace
 
 proto::Diff DiffProfiles(const proto::Profile& a, const proto::Profile& b) {
@@ -167,6 +203,7 @@ proto::Diff DiffProfiles(const proto::Profile& a, const proto::Profile& b) {
   });
   for (auto& r : role_rows) *d.add_roles() = std::move(r);
   MatchKernels(a, b, &d);
+  MatchRanks(a, b, &d);
   d.set_tensor_share_delta(d.b().tensor_share() - d.a().tensor_share());
   if (d.a().tokens_per_s() > 0 && d.b().tokens_per_s() > 0) {
     d.set_tokens_per_s_ratio(d.b().tokens_per_s() / d.a().tokens_per_s());

@@ -82,7 +82,9 @@ absl::StatusOr<InputKind> DetectInputKind(const std::string& path) {
   return DetectInputKindFromBytes(head);
 }
 
-absl::StatusOr<proto::Trace> ImportFile(const std::string& path, const ImportOptions& options) {
+namespace {
+
+absl::StatusOr<InputKind> CheckInput(const std::string& path, const ImportOptions& options) {
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) {
     return absl::NotFoundError(absl::StrCat(path, ": no such file"));
@@ -97,6 +99,18 @@ absl::StatusOr<proto::Trace> ImportFile(const std::string& path, const ImportOpt
                                                    options.max_input_bytes, " bytes"));
   }
   ASSIGN_OR_RETURN(InputKind kind, DetectInputKind(path));
+  if (kind == InputKind::kUnknown) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": not a trace qprof can read (expected a .qtrace, an Nsight Systems SQLite "
+              "export, a PyTorch profiler/Kineto JSON or .json.gz, or an Nsight Compute CSV)"));
+  }
+  return kind;
+}
+
+}  // namespace
+
+absl::StatusOr<proto::Trace> ImportFile(const std::string& path, const ImportOptions& options) {
+  ASSIGN_OR_RETURN(InputKind kind, CheckInput(path, options));
   switch (kind) {
     case InputKind::kQtrace: return ImportQtrace(path, options);
     case InputKind::kNsysSqlite: return ImportNsysSqlite(path, options);
@@ -104,9 +118,24 @@ absl::StatusOr<proto::Trace> ImportFile(const std::string& path, const ImportOpt
     case InputKind::kNcuCsv: return ImportNcuCsv(path, options);
     case InputKind::kUnknown: break;
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      path, ": not a trace qprof can read (expected a .qtrace, an Nsight Systems SQLite "
-            "export, a PyTorch profiler/Kineto JSON or .json.gz, or an Nsight Compute CSV)"));
+  return absl::InternalError("unreachable");
+}
+
+absl::Status StreamFile(const std::string& path, TraceSink* sink, const ImportOptions& options) {
+  ASSIGN_OR_RETURN(InputKind kind, CheckInput(path, options));
+  switch (kind) {
+    case InputKind::kQtrace: return StreamQtrace(path, options, sink);
+    case InputKind::kNsysSqlite: return StreamNsysSqlite(path, options, sink);
+    case InputKind::kKinetoJson: return StreamKinetoJson(path, options, sink);
+    case InputKind::kNcuCsv: {
+      // Nsight Compute CSVs are small (one row per metric of a few profiled kernels).
+      ASSIGN_OR_RETURN(proto::Trace trace, ImportNcuCsv(path, options));
+      FeedTrace(trace, sink);
+      return absl::OkStatus();
+    }
+    case InputKind::kUnknown: break;
+  }
+  return absl::InternalError("unreachable");
 }
 
 }  // namespace qprof::importers

@@ -23,9 +23,14 @@
 //  - Errors are one line naming the file, with the byte offset or row when known:
 //    InvalidArgument (wrong kind, malformed), DataLoss (truncated), NotFound (no file).
 //    Nothing here calls exit() or throws.
-//  - Large inputs stream: nsys rows are stepped through, Kineto JSON is parsed in bounded
-//    chunks (gzip decompressed as a stream), so peak memory is the trace produced plus a
-//    few tens of MiB, not the input size.
+//  - Large inputs stream: every importer hands its records to a TraceSink as it reads
+//    them (StreamFile); nsys rows are stepped through and joined to their launches without
+//    holding either table, Kineto JSON is parsed in bounded batches on all cores (gzip
+//    inflated as a stream), .qtrace frame by frame. What memory a caller needs is the
+//    sink's: the whole trace for ImportFile, running statistics for the analysis.
+//  - A file that ends early yields the records before the cut: Trace.truncated, with
+//    truncation_detail naming the byte offset (or the table and row) where reading stopped,
+//    and a collector warning.
 #ifndef QPROF_ANALYSIS_IMPORTERS_IMPORT_H_
 #define QPROF_ANALYSIS_IMPORTERS_IMPORT_H_
 
@@ -34,6 +39,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "analysis/importers/common/trace_sink.h"
 #include "proto/trace.pb.h"
 
 namespace qprof::importers {
@@ -49,6 +55,13 @@ struct ImportOptions {
   bool progress = true;
   // Refuse inputs larger than this many bytes (compressed size for .gz); 0 = no limit.
   uint64_t max_input_bytes = 0;
+  // Threads an importer may use for one large input (Kineto JSON decoding): 0 = one per
+  // core for inputs of 32 MB or more, 1 = the calling thread only, N > 1 = N worker threads
+  // whatever the size (tests and fuzzers compare the two paths).
+  int threads = 0;
+  // Kineto JSON events per decoded batch, in bytes; 0 = the default (1 MiB). Small values
+  // make tests and fuzzers cross batch boundaries on small inputs.
+  size_t batch_bytes = 0;
 };
 
 // Detects the kind from the file's first bytes. NotFound if the file cannot be opened;
@@ -61,6 +74,12 @@ InputKind DetectInputKindFromBytes(const std::string& head);
 // Reads any supported input into a trace (see the contracts above).
 absl::StatusOr<proto::Trace> ImportFile(const std::string& path,
                                         const ImportOptions& options = {});
+
+// The same records, streamed into `sink` as they are read (common/trace_sink.h), so the
+// caller decides what to keep; the same detection and errors as ImportFile. Activities
+// come in no particular time order (ImportFile sorts them).
+absl::Status StreamFile(const std::string& path, TraceSink* sink,
+                        const ImportOptions& options = {});
 
 // What JoinNcuMetrics did: ncu_kernels rows read, matched joined onto trace kernels.
 struct NcuJoinStats {

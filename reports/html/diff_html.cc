@@ -221,6 +221,39 @@ std::string ClassSection(const proto::Diff& d) {
   return out;
 }
 
+// Ranks matched by number, when both sides are profiles of several traces.
+std::string RankSection(const proto::Diff& d) {
+  if (d.ranks_size() == 0) return "";
+  const std::string a = ColumnName(d.a(), "A"), b = ColumnName(d.b(), "B");
+  std::string out = fmt::format(
+      "<section id=\"ranks-section\"><h2>Ranks</h2><p id=\"rank-headline\">{2}</p>"
+      "<div class=\"tablewrap\"><table class=\"sortable\" id=\"diff-ranks\"><thead><tr>"
+      "<th>rank</th><th class=\"num\">{0} compute</th><th class=\"num\">{0} vs median</th>"
+      "<th class=\"num\">{0} comm</th><th class=\"num\">{1} compute</th>"
+      "<th class=\"num\">{1} vs median</th><th class=\"num\">{1} comm</th>"
+      "<th class=\"num\">{1}/{0}</th></tr></thead><tbody>",
+      Escape(d.rank_headline()), Escape(a), Escape(b));
+  for (const auto& r : d.ranks()) {
+    const bool ha = r.status() != "only_b", hb = r.status() != "only_a";
+    auto cell = [](bool have, const std::string& text, double raw) {
+      return have ? NumCell(text, raw) : std::string("<td class=\"num\">-</td>");
+    };
+    out += fmt::format(
+        "<tr data-rank=\"{}\" data-status=\"{}\"><td class=\"num\">{}</td>{}{}{}{}{}{}{}</tr>",
+        r.rank(), Escape(r.status()), r.rank(),
+        cell(ha, FormatNs(static_cast<double>(r.a_compute_ns())), static_cast<double>(r.a_compute_ns())),
+        cell(ha, FormatRatio(r.a_compute_vs_median()), r.a_compute_vs_median()),
+        cell(ha, FormatShare(r.a_comm_share()), r.a_comm_share()),
+        cell(hb, FormatNs(static_cast<double>(r.b_compute_ns())), static_cast<double>(r.b_compute_ns())),
+        cell(hb, FormatRatio(r.b_compute_vs_median()), r.b_compute_vs_median()),
+        cell(hb, FormatShare(r.b_comm_share()), r.b_comm_share()),
+        cell(r.has_compute_ratio(), r.has_compute_ratio() ? FormatRatio(r.compute_ratio()) : "",
+             r.compute_ratio()));
+  }
+  out += "</tbody></table></div></section>\n";
+  return out;
+}
+
 // A kernel row is "replaced" when both sides have a kernel for it but not the same one
 // (the diff pairs kernels within a role: MXFP4's slot GEMV with NVFP4's MMA GEMM).
 bool Replaced(const proto::DiffRow& r) {
@@ -419,6 +452,7 @@ std::string RenderDiffHtml(const proto::Diff& diff, const DiffHtmlInputs& inputs
   body += CeilingSection(diff, inputs);
   body += ClassSection(diff);
   body += KernelSection(diff);
+  body += RankSection(diff);
   body += TimelineSection(diff, inputs);
   body += WarningSection(diff, inputs);
   return html::Page(title, body, options.links);

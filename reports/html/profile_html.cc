@@ -115,6 +115,10 @@ std::string TimelineSection(const proto::Profile& p) {
       "<p class=\"small muted\">Kernels of {} on their streams, coloured by pipe class; hover a "
       "kernel for its name, role, duration and NVTX range. {}</p>",
       Escape(step), Badge(BadgeKindFor(ProfileProvenance(p)), ProfileProvenance(p)));
+  if (!p.timeline_note().empty()) {
+    out += fmt::format("<p class=\"small\" id=\"timeline-note\">Timeline {}</p>",
+                       Escape(p.timeline_note()));
+  }
   out += "<div class=\"tablewrap\">" + html::TimelineSvg(evs, "step-timeline") + "</div>";
   std::vector<html::Segment> legend;
   for (const auto& cls : html::ClassOrder()) {
@@ -144,6 +148,7 @@ std::string RenderProfileHtml(const proto::Profile& profile, const HtmlOptions& 
   body += Headline(profile);
   body += SplitSection(profile);
   body += html::BottleneckSection(profile);
+  body += html::RankSection(profile);
   body += TimelineSection(profile);
   body += html::CeilingsSection(profile);
   body += html::WarningsSection(profile);

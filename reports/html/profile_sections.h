@@ -28,6 +28,9 @@ std::string CeilingsSection(const proto::Profile& p, const std::string& id_prefi
 // Warnings, collector statistics, unknown kernels, sources and notes.
 std::string WarningsSection(const proto::Profile& p);
 
+// One row per rank (input trace) with the straggler marked; empty for a single trace.
+std::string RankSection(const proto::Profile& p);
+
 }  // namespace qprof::reports::html
 
 #endif  // QPROF_REPORTS_HTML_PROFILE_SECTIONS_H_

@@ -154,6 +154,39 @@ void KernelChanges(const proto::Diff& d, TermCtx& c) {
   }
 }
 
+// Ranks matched by number: the straggler on each side, then the ranks whose compute changed
+// most.
+void Ranks(const proto::Diff& d, TermCtx& c) {
+  if (d.ranks_size() == 0) return;
+  constexpr size_t kShown = 8;
+  c.Heading(fmt::format("Ranks ({} matched by number)", d.ranks_size()));
+  c.out += Wrap(d.rank_headline(), c.width, "  ");
+  std::vector<const proto::RankDiffRow*> rows;
+  for (const auto& r : d.ranks()) rows.push_back(&r);
+  auto change = [](const proto::RankDiffRow* r) {
+    return std::llabs(static_cast<long long>(r->b_compute_ns()) -
+                      static_cast<long long>(r->a_compute_ns()));
+  };
+  std::stable_sort(rows.begin(), rows.end(),
+                   [&change](const auto* x, const auto* y) { return change(x) > change(y); });
+  TextTable t({{"rank", TextTable::kRight}, {"A compute", TextTable::kRight},
+               {"vs median", TextTable::kRight}, {"B compute", TextTable::kRight},
+               {"vs median", TextTable::kRight}, {"B/A", TextTable::kRight}});
+  for (size_t i = 0; i < rows.size() && i < kShown; ++i) {
+    const auto& r = *rows[i];
+    t.AddRow({{std::to_string(r.rank())},
+              {r.status() == "only_b" ? "-" : FormatNs(static_cast<double>(r.a_compute_ns()))},
+              {r.status() == "only_b" ? "-" : FormatRatio(r.a_compute_vs_median())},
+              {r.status() == "only_a" ? "-" : FormatNs(static_cast<double>(r.b_compute_ns()))},
+              {r.status() == "only_a" ? "-" : FormatRatio(r.b_compute_vs_median())},
+              {r.has_compute_ratio() ? FormatRatio(r.compute_ratio()) : "-"}});
+  }
+  c.out += t.Render(c.o.color);
+  if (rows.size() > kShown) {
+    c.Line(fmt::format("  ({} more ranks in the JSON)", rows.size() - kShown));
+  }
+}
+
 }  // namespace
 
 std::string DiffSummaryText(const proto::Diff& d, const TerminalOptions& options) {
@@ -170,6 +203,7 @@ std::string DiffSummaryText(const proto::Diff& d, const TerminalOptions& options
   Classes(d, c);
   Roles(d, c);
   KernelChanges(d, c);
+  Ranks(d, c);
   if (d.warnings_size() > 0) {
     c.Heading("Warnings");
     for (const auto& w : d.warnings()) c.out += Wrap(w.code() + ": " + w.message(), c.width, "  ! ");

@@ -169,6 +169,39 @@ void ProfileCeilings(const proto::Profile& p, Ctx& c) {
   if (!ce.notes().empty()) c.out += Wrap(ce.notes(), c.width, "  ");
 }
 
+// Ranks: the straggler sentence, then the ranks with the most compute first (all of them
+// when there are few).
+void ProfileRanks(const proto::Profile& p, Ctx& c) {
+  if (p.ranks_size() < 2) return;
+  constexpr int kShown = 8;
+  c.Heading(fmt::format("Ranks ({} traces)", p.ranks_size()));
+  c.out += Wrap(p.rank_summary().note(), c.width, "  ");
+  std::vector<const proto::RankRow*> rows;
+  for (const auto& r : p.ranks()) rows.push_back(&r);
+  std::stable_sort(rows.begin(), rows.end(), [](const auto* a, const auto* b) {
+    return a->compute_time_ns() > b->compute_time_ns();
+  });
+  TextTable t({{"rank", TextTable::kRight}, {"compute", TextTable::kRight},
+               {"vs median", TextTable::kRight}, {"comm", TextTable::kRight},
+               {"kernel time", TextTable::kRight}, {"busy", TextTable::kRight}});
+  const int n = p.ranks_size() <= kShown + 2 ? p.ranks_size() : kShown;
+  for (int i = 0; i < n; ++i) {
+    const proto::RankRow& r = *rows[static_cast<size_t>(i)];
+    t.AddRow({{fmt::format("{}{}", r.rank(), r.slowest() ? " *" : "")},
+              {FormatNs(static_cast<double>(r.compute_time_ns()))},
+              {FormatRatio(r.compute_vs_median())},
+              {FormatShare(r.comm_share())},
+              {FormatNs(static_cast<double>(r.kernel_time_ns()))},
+              {FormatNs(static_cast<double>(r.busy_time_ns()))}});
+  }
+  c.out += t.Render(c.o.color);
+  std::string tail = "* the slowest rank; compute = kernel time outside communication";
+  if (n < p.ranks_size()) {
+    tail += fmt::format("; {} more ranks in --json/--html", p.ranks_size() - n);
+  }
+  c.out += Wrap(tail, c.width, "  ");
+}
+
 void ProfileWarnings(const proto::Profile& p, Ctx& c) {
   const auto& col = p.collector();
   std::vector<std::string> lines;
@@ -203,6 +236,7 @@ std::string ProfileSummaryText(const proto::Profile& profile, const TerminalOpti
   ProfileClasses(profile, c);
   ProfileKernels(profile, c);
   ProfileRoles(profile, c);
+  ProfileRanks(profile, c);
   ProfileCeilings(profile, c);
   ProfileWarnings(profile, c);
   return c.out;

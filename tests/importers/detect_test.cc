@@ -1,4 +1,6 @@
 // Content-based detection and the error line for inputs that are not traces.
+#include <filesystem>
+#include <set>
 #include <string>
 
 #include "analysis/importers/import.h"
@@ -61,8 +63,16 @@ TEST(Detect, BadInputsGiveOneClearLine) {
   std::remove(dir.c_str());
   std::filesystem::create_directory(dir);
   ExpectOneLine(ImportFile(dir, Quiet()), absl::StatusCode::kInvalidArgument, dir, "directory");
+  // A file cut inside its events is not an error: it yields what came before the cut.
   std::string json = testing::WriteTemp("cut.json", "{\"traceEvents\": [{\"ph\": \"X\", \"cat\"");
-  ExpectOneLine(ImportFile(json, Quiet()), absl::StatusCode::kDataLoss, json, "truncated JSON");
+  auto cut = ImportFile(json, Quiet());
+  ASSERT_TRUE(cut.ok()) << cut.status();
+  EXPECT_TRUE(cut->truncated());
+  EXPECT_NE(cut->truncation_detail().find("truncated JSON: input ended at byte"), std::string::npos)
+      << cut->truncation_detail();
+  std::string header_cut = testing::WriteTemp("cut_header.json", "{\"traceEv");
+  ExpectOneLine(ImportFile(header_cut, Quiet()), absl::StatusCode::kDataLoss, header_cut,
+                "truncated JSON");
   std::string gz = testing::WriteTemp("bad.json.gz", std::string("\x1f\x8b\x08\x00garbage", 11));
   ExpectOneLine(ImportFile(gz, Quiet()), absl::StatusCode::kDataLoss, gz, "gzip");
   ImportOptions small = Quiet();
@@ -76,7 +86,29 @@ TEST(Detect, TruncatedRealGzip) {
   if (dir.empty()) GTEST_SKIP() << "no ../shared/testdata (set QPROF_TESTDATA)";
   std::string bytes = testing::ReadAll(dir + "/kineto/a100_alexnet.json.gz");
   std::string path = testing::WriteTemp("cut.json.gz", bytes.substr(0, bytes.size() * 2 / 3));
-  ExpectOneLine(ImportFile(path, Quiet()), absl::StatusCode::kDataLoss, path, "truncated gzip");
+  // Everything before the cut is kept, and the cut is named with its offset.
+  auto cut = ImportFile(path, Quiet());
+  ASSERT_TRUE(cut.ok()) << cut.status();
+  EXPECT_TRUE(cut->truncated());
+  EXPECT_NE(cut->truncation_detail().find("truncated gzip"), std::string::npos)
+      << cut->truncation_detail();
+  EXPECT_NE(cut->truncation_detail().find("byte"), std::string::npos) << cut->truncation_detail();
+  bool warned = false;
+  for (const std::string& w : cut->header().collector().warnings()) {
+    warned |= w.find("ends early") != std::string::npos;
+  }
+  EXPECT_TRUE(warned);
+  std::string whole_path = testing::WriteTemp("whole.json.gz", bytes);
+  auto whole = ImportFile(whole_path, Quiet());
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  EXPECT_GT(cut->activities_size(), 0);
+  EXPECT_LT(cut->activities_size(), whole->activities_size());
+  // The prefix holds whole events only: each kept kernel is one of the whole file's.
+  std::set<std::pair<int64_t, std::string>> all;
+  for (const auto& a : whole->activities()) all.insert({a.start_ns(), a.name()});
+  for (const auto& a : cut->activities()) {
+    EXPECT_TRUE(all.count({a.start_ns(), a.name()})) << a.name() << " at " << a.start_ns();
+  }
 }
 
 }  // namespace

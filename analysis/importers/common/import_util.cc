@@ -41,88 +41,65 @@ void Progress::Finish() {
   std::fprintf(stderr, "qprof: %s: done in %.1f s\n", what_.c_str(), secs);
 }
 
-void RangeNester::AddRange(ThreadKey thread, int64_t start, int64_t end, std::string name) {
+void RangeIndex::AddRange(ThreadKey thread, int64_t start, int64_t end, std::string name) {
   ranges_.push_back({thread, start, end, std::move(name)});
 }
 
-void RangeNester::AddLaunch(ThreadKey thread, int64_t time, int activity_index) {
-  launches_.push_back({thread, time, activity_index});
-}
-
-void RangeNester::Resolve(proto::Trace* trace) {
-  // Sweep each thread in time order: range starts (outer before inner at equal start, i.e.
-  // longer first) and launches. A stack holds open ranges with their paths.
+void RangeIndex::Build(const std::function<void(const proto::NvtxRange&)>& emit) {
+  // Sweep each thread's ranges in start order (outer before inner at equal start, i.e.
+  // longer first) with a stack of open ranges: a range's parent is the stack's top once the
+  // ranges that ended by its start are popped.
   std::sort(ranges_.begin(), ranges_.end(), [](const Range& a, const Range& b) {
     if (!(a.thread == b.thread)) return a.thread < b.thread;
     if (a.start != b.start) return a.start < b.start;
     return a.end > b.end;
   });
-  std::sort(launches_.begin(), launches_.end(), [](const Launch& a, const Launch& b) {
-    if (!(a.thread == b.thread)) return a.thread < b.thread;
-    return a.time < b.time;
-  });
-  struct Open {
-    int64_t end;
-    std::string path;
-  };
-  std::vector<Open> stack;
-  size_t r = 0, l = 0;
-  trace->mutable_ranges()->Reserve(trace->ranges_size() + static_cast<int>(ranges_.size()));
-  while (r < ranges_.size() || l < launches_.size()) {
-    // Pick the next thread to sweep.
-    ThreadKey thread;
-    if (r < ranges_.size() && (l >= launches_.size() || !(launches_[l].thread < ranges_[r].thread))) {
-      thread = ranges_[r].thread;
-    } else {
-      thread = launches_[l].thread;
+  nodes_.reserve(ranges_.size());
+  std::vector<int32_t> stack;
+  proto::NvtxRange out;
+  for (size_t r = 0; r < ranges_.size(); ++r) {
+    Range& rg = ranges_[r];
+    if (r == 0 || !(ranges_[r - 1].thread == rg.thread)) {
+      stack.clear();
+      threads_[rg.thread] = {nodes_.size(), nodes_.size()};
     }
-    stack.clear();
-    auto pop_ended = [&stack](int64_t t) {
-      while (!stack.empty() && stack.back().end <= t) stack.pop_back();
-    };
-    while (true) {
-      bool have_r = r < ranges_.size() && ranges_[r].thread == thread;
-      bool have_l = l < launches_.size() && launches_[l].thread == thread;
-      if (!have_r && !have_l) break;
-      // At equal times a range start comes first: a launch at a range's start is inside it.
-      if (have_r && (!have_l || ranges_[r].start <= launches_[l].time)) {
-        const Range& rg = ranges_[r++];
-        pop_ended(rg.start);
-        std::string path = stack.empty() ? rg.name : stack.back().path + "/" + rg.name;
-        proto::NvtxRange* out = trace->add_ranges();
-        out->set_path(path);
-        out->set_name(rg.name);
-        out->set_start_ns(rg.start);
-        out->set_end_ns(rg.end == kOpenEnd ? rg.start : rg.end);
-        out->set_pid(rg.thread.pid);
-        out->set_tid(rg.thread.tid);
-        out->set_depth(static_cast<uint32_t>(stack.size()));
-        stack.push_back({rg.end, std::move(path)});
-      } else {
-        const Launch& ln = launches_[l++];
-        pop_ended(ln.time);
-        if (!stack.empty() && ln.index >= 0 && ln.index < trace->activities_size()) {
-          trace->mutable_activities(ln.index)->set_nvtx_path(stack.back().path);
-        }
-      }
+    while (!stack.empty() && nodes_[static_cast<size_t>(stack.back())].end <= rg.start) {
+      stack.pop_back();
     }
+    const int32_t parent = stack.empty() ? -1 : stack.back();
+    std::string path = parent < 0 ? rg.name
+                                  : nodes_[static_cast<size_t>(parent)].path + "/" + rg.name;
+    out.set_path(path);
+    out.set_name(std::move(rg.name));
+    out.set_start_ns(rg.start);
+    out.set_end_ns(rg.end == kOpenEnd ? rg.start : rg.end);
+    out.set_pid(rg.thread.pid);
+    out.set_tid(rg.thread.tid);
+    out.set_depth(static_cast<uint32_t>(stack.size()));
+    emit(out);
+    stack.push_back(static_cast<int32_t>(nodes_.size()));
+    nodes_.push_back({rg.start, rg.end, parent, std::move(path)});
+    threads_[rg.thread].second = nodes_.size();
   }
   ranges_.clear();
-  launches_.clear();
+  ranges_.shrink_to_fit();
 }
 
-void SortActivities(proto::Trace* trace) {
-  auto* acts = trace->mutable_activities();
-  std::stable_sort(acts->pointer_begin(), acts->pointer_end(),
-                   [](const proto::Activity* a, const proto::Activity* b) {
-                     if (a->start_ns() != b->start_ns()) return a->start_ns() < b->start_ns();
-                     if (a->device_id() != b->device_id()) return a->device_id() < b->device_id();
-                     return a->stream_id() < b->stream_id();
-                   });
+const std::string* RangeIndex::PathAt(ThreadKey thread, int64_t time) const {
+  auto t = threads_.find(thread);
+  if (t == threads_.end()) return nullptr;
+  auto begin = nodes_.begin() + static_cast<std::ptrdiff_t>(t->second.first);
+  auto end = nodes_.begin() + static_cast<std::ptrdiff_t>(t->second.second);
+  // The last range opened at or before `time` is the stack's top then; pop what has ended.
+  auto it = std::upper_bound(begin, end, time,
+                             [](int64_t tm, const Node& n) { return tm < n.start; });
+  if (it == begin) return nullptr;
+  int32_t i = static_cast<int32_t>(it - nodes_.begin()) - 1;
+  while (i >= 0 && nodes_[static_cast<size_t>(i)].end <= time) i = nodes_[static_cast<size_t>(i)].parent;
+  return i < 0 ? nullptr : &nodes_[static_cast<size_t>(i)].path;
 }
 
-void FillImportedHeader(proto::Trace* trace, const std::string& path, const char* kind) {
-  proto::TraceHeader* h = trace->mutable_header();
+void FillImportedHeader(proto::TraceHeader* h, const std::string& path, const char* kind) {
   h->set_schema_version(kTraceSchemaVersion);
   h->set_provenance(proto::PROVENANCE_IMPORTED);
   h->set_source_path(Utf8Clean(path));

@@ -1,21 +1,27 @@
 // Helpers shared by the importers: UTF-8 repair, progress lines, NVTX range nesting.
 //
-// RangeNester is the one place that turns per-thread ranges into paths. Both nsys (NVTX
-// push/pop) and Kineto (user_annotation) feed it: ranges on a thread, and "launch points"
-// (thread, time) of kernels. A launch gets the "/"-joined names of the ranges open on its
-// thread at its time, outermost first; ranges are half-open [start, end). Ranges that
-// cross instead of nesting are tolerated: a range is closed when it is on top of the stack
-// and has ended, so a crossed range may stay on the stack a little longer than it lived.
+// RangeIndex is the one place that turns per-thread ranges into paths. Both nsys (NVTX
+// push/pop) and Kineto (user_annotation) feed it the ranges of each thread; then each
+// kernel's launch point (thread, time) asks for its path: the "/"-joined names of the
+// ranges open on its thread at its time, outermost first; ranges are half-open [start,
+// end). Ranges that cross instead of nesting are tolerated: a range is closed when it is on
+// top of the stack and has ended, so a crossed range may stay on the stack a little longer
+// than it lived. Launches are answered one at a time in any order (binary search, then a
+// walk down the stack), so importers stream kernels without holding them; memory is the
+// ranges'.
 #ifndef QPROF_ANALYSIS_IMPORTERS_COMMON_IMPORT_UTIL_H_
 #define QPROF_ANALYSIS_IMPORTERS_COMMON_IMPORT_UTIL_H_
 
 #include <chrono>
+#include <functional>
+#include <map>
 #include <cstdint>
 #include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "analysis/importers/common/trace_sink.h"
 #include "base/text.h"
 #include "proto/trace.pb.h"
 
@@ -56,17 +62,18 @@ struct ThreadKey {
   }
 };
 
-class RangeNester {
+class RangeIndex {
  public:
   static constexpr int64_t kOpenEnd = std::numeric_limits<int64_t>::max();
   // A range; `end` = kOpenEnd when the source never closed it.
   void AddRange(ThreadKey thread, int64_t start, int64_t end, std::string name);
-  // A kernel (index into the caller's activities) launched on `thread` at `time`.
-  void AddLaunch(ThreadKey thread, int64_t time, int activity_index);
-  // Sets nvtx_path on the activities named by AddLaunch, and appends every range (with its
-  // path and depth) to trace->ranges. Call once.
-  void Resolve(proto::Trace* trace);
-  size_t range_count() const { return ranges_.size(); }
+  // Nests the ranges of each thread (call once, after the last AddRange) and hands every
+  // range, with its path and depth, to `emit`, in (thread, start) order.
+  void Build(const std::function<void(const proto::NvtxRange&)>& emit);
+  // The path of the innermost range open on `thread` at `time` (a launch at a range's start
+  // is inside it), or nullptr. After Build.
+  const std::string* PathAt(ThreadKey thread, int64_t time) const;
+  size_t range_count() const { return ranges_.size() + nodes_.size(); }
 
  private:
   struct Range {
@@ -75,20 +82,22 @@ class RangeNester {
     int64_t end;
     std::string name;
   };
-  struct Launch {
-    ThreadKey thread;
-    int64_t time;
-    int index;
+  struct Node {  // a range after Build, in start order within its thread
+    int64_t start;
+    int64_t end;
+    int32_t parent;  // the range below it on the stack when it opened, or -1
+    std::string path;
   };
   std::vector<Range> ranges_;
-  std::vector<Launch> launches_;
+  std::vector<Node> nodes_;
+  std::map<ThreadKey, std::pair<size_t, size_t>> threads_;  // [begin, end) in nodes_
 };
 
-// Sorts activities by (start, device, stream) so every importer hands out the same order.
-void SortActivities(proto::Trace* trace);
-
 // Sets schema/provenance/source fields of an imported trace's header.
-void FillImportedHeader(proto::Trace* trace, const std::string& path, const char* kind);
+void FillImportedHeader(proto::TraceHeader* header, const std::string& path, const char* kind);
+inline void FillImportedHeader(proto::Trace* trace, const std::string& path, const char* kind) {
+  FillImportedHeader(trace->mutable_header(), path, kind);
+}
 
 }  // namespace qprof::importers
 

@@ -89,9 +89,22 @@ class GzipSource : public ByteSource {
   }
   ~GzipSource() override { inflateEnd(&z_); }
 
+  // Bytes inflated before an error are handed out first and the error on the next call, so
+  // what a reader sees before a cut or corruption never depends on its read sizes.
   absl::StatusOr<size_t> Read(char* out, size_t n) override {
-    if (!ok_) return absl::InternalError(absl::StrCat(label_, ": zlib init failed"));
+    if (!pending_.ok()) return pending_;
     size_t produced = 0;
+    absl::Status s = Inflate(out, n, &produced);
+    if (s.ok()) return produced;
+    if (produced == 0) return s;
+    pending_ = s;
+    return produced;
+  }
+
+ private:
+  absl::Status Inflate(char* out, size_t n, size_t* produced_out) {
+    if (!ok_) return absl::InternalError(absl::StrCat(label_, ": zlib init failed"));
+    size_t& produced = *produced_out;
     while (produced < n && !done_) {
       if (z_.avail_in == 0 && !raw_eof_) {
         size_t got = raw_->Read(reinterpret_cast<char*>(in_.data()), in_.size());
@@ -135,12 +148,15 @@ class GzipSource : public ByteSource {
                                                 ")"));
       }
     }
-    return produced;
+    return absl::OkStatus();
   }
+
+ public:
   uint64_t consumed() const override { return compressed_; }
   uint64_t total() const override { return total_; }
 
  private:
+  absl::Status pending_;
   std::unique_ptr<RawSource> raw_;
   std::string label_;
   uint64_t total_;

@@ -82,6 +82,19 @@ class Streamer {
   }
 
   absl::Status Run() {
+    absl::Status s = RunDocument();
+    // A source that failed part way (a cut gzip stream) was read as if it ended there; its
+    // own error says more than "JSON ended early" (or "empty document" when it gave
+    // nothing), so it wins then. An error found in the bytes before the cut stands.
+    if (!source_error_.ok() && (s.ok() || absl::IsDataLoss(s) || base_ + end_ == 0)) {
+      return absl::DataLossError(absl::StrCat(source_error_.message(),
+                                              s.ok() ? "" : absl::StrCat("; ", s.message())));
+    }
+    return s;
+  }
+
+ private:
+  absl::Status RunDocument() {
     size_t i = 0;
     ASSIGN_OR_RETURN(bool any, SkipWs(&i));
     if (!any) return absl::InvalidArgumentError(absl::StrCat(label_, ": empty JSON document"));
@@ -137,7 +150,6 @@ class Streamer {
     return absl::OkStatus();
   }
 
- private:
   absl::Status Truncated(size_t i, const char* where) {
     return absl::DataLossError(absl::StrCat(label_, ": truncated JSON: input ended at byte ",
                                             base_ + i, " ", where));
@@ -146,13 +158,15 @@ class Streamer {
   // Drops bytes before pos_, reads more. *i is shifted with the data. False at EOF.
   absl::StatusOr<bool> Fill(size_t* i, size_t* j = nullptr) {
     if (eof_) return false;
-    if (pos_ > 0) {
-      std::memmove(buf_.data(), buf_.data() + pos_, end_ - pos_);
-      base_ += pos_;
-      end_ -= pos_;
-      *i -= pos_;
-      if (j != nullptr) *j = *j >= pos_ ? *j - pos_ : 0;
-      pos_ = 0;
+    // Compact, keeping one byte before pos_: a batch framed in place writes its '[' there.
+    if (pos_ > 1) {
+      const size_t shift = pos_ - 1;
+      std::memmove(buf_.data() + 1, buf_.data() + pos_, end_ - pos_);
+      base_ += shift;
+      end_ -= shift;
+      *i -= shift;
+      if (j != nullptr) *j = *j >= shift ? *j - shift : 0;
+      pos_ = 1;
     }
     // The buffer starts small (small inputs stay cheap) and doubles while it is nearly
     // full: up to read_bytes for throughput, beyond only for one value that big.
@@ -167,7 +181,15 @@ class Streamer {
       buf_.resize(std::max(buf_.size() * 2, end_ + min_read + kPadding));
     }
     size_t want = std::min(limits_.read_bytes, buf_.size() - kPadding - end_);
-    ASSIGN_OR_RETURN(size_t got, src_->Read(buf_.data() + end_, want));
+    absl::StatusOr<size_t> read = src_->Read(buf_.data() + end_, want);
+    if (absl::IsDataLoss(read.status())) {
+      // Cut short: what was read so far is still handed out; Run() reports the cut.
+      source_error_ = read.status();
+      eof_ = true;
+      return false;
+    }
+    if (!read.ok()) return read.status();
+    size_t got = *read;
     if (got == 0) {
       eof_ = true;
       return false;
@@ -234,25 +256,51 @@ class Streamer {
     }
   }
 
-  absl::Status Flush() {
-    if (batch_.events.empty()) return absl::OkStatus();
-    size_t first = batch_first_, last = batch_last_;
+  // Frames buf_[first, last) as "[...]" for the handler: in place when the handler only
+  // reads the bytes during the call (the two bytes around are overwritten and restored
+  // after), else copied into batch_buf_ (the handler may keep those).
+  void Frame(size_t first, size_t last) {
+    if (!h_->KeepsBatchBytes() && first >= 1) {
+      framed_ = {first - 1, last, buf_[first - 1], buf_[last]};
+      buf_[first - 1] = '[';
+      buf_[last] = ']';
+      batch_.data = buf_.data() + first - 1;
+      batch_.buffer = nullptr;
+      batch_.size = last - first + 2;
+      batch_.capacity = buf_.size() - (first - 1);
+      return;
+    }
     size_t n = last - first + 2;
     if (batch_buf_.size() < n + kPadding) batch_buf_.resize(n + kPadding);
     batch_buf_[0] = '[';
     std::memcpy(batch_buf_.data() + 1, buf_.data() + first, last - first);
     batch_buf_[n - 1] = ']';
     std::memset(batch_buf_.data() + n, ' ', kPadding);
+    batch_.data = batch_buf_.data();
+    batch_.buffer = &batch_buf_;
+    batch_.size = n;
+    batch_.capacity = batch_buf_.size();
+  }
+
+  void Unframe() {
+    if (!framed_.active) return;
+    buf_[framed_.open] = framed_.open_byte;
+    buf_[framed_.close] = framed_.close_byte;
+    framed_.active = false;
+  }
+
+  absl::Status Flush() {
+    if (batch_.events.empty()) return absl::OkStatus();
+    size_t first = batch_first_, last = batch_last_;
+    Frame(first, last);
     for (auto& ev : batch_.events) {
       ev.first = static_cast<uint32_t>(ev.first - first + 1);
       ev.second = static_cast<uint32_t>(ev.second - first + 1);
     }
-    batch_.data = batch_buf_.data();
-    batch_.size = n;
-    batch_.capacity = batch_buf_.size();
     batch_.stream_offset = base_ + first;
     batch_.consumed = 0;
     absl::Status s = h_->OnEvents(&batch_);
+    Unframe();
     batch_.events.clear();
     return s;
   }
@@ -281,19 +329,12 @@ class Streamer {
   // Hands [i, cut) out as one batch without boundaries. Returns the index where the stream
   // goes on: cut on success, or the start of the first event the handler could not take.
   absl::StatusOr<size_t> FastBatch(size_t i, size_t cut) {
-    size_t n = cut - i + 2;
-    if (batch_buf_.size() < n + kPadding) batch_buf_.resize(n + kPadding);
-    batch_buf_[0] = '[';
-    std::memcpy(batch_buf_.data() + 1, buf_.data() + i, cut - i);
-    batch_buf_[n - 1] = ']';
-    std::memset(batch_buf_.data() + n, ' ', kPadding);
     batch_.events.clear();
-    batch_.data = batch_buf_.data();
-    batch_.size = n;
-    batch_.capacity = batch_buf_.size();
+    Frame(i, cut);
     batch_.stream_offset = base_ + i;
     batch_.consumed = 0;
     absl::Status s = h_->OnEvents(&batch_);
+    Unframe();
     if (s.ok()) return cut;
     if (s.code() != absl::StatusCode::kAborted) return s;
     // Skip the events the handler took, with the exact scanner, and go on exactly from there.
@@ -301,8 +342,15 @@ class Streamer {
     for (size_t k = 0; k < batch_.consumed; ++k) {
       while (j < end_ && (IsWs(buf_[j]) || buf_[j] == ',')) ++j;
       ValueScanner vs;
-      j = vs.Scan(buf_.data(), j, end_);
-      if (j == kNpos) return absl::InternalError(absl::StrCat(label_, ": event rescan failed"));
+      size_t e = vs.Scan(buf_.data(), j, end_);
+      if (e == kNpos) {
+        // simdjson took the event (its skipping is lenient with mismatched brackets) but it
+        // has no end here: the document is cut inside it, or malformed.
+        if (eof_) return Truncated(end_, "inside traceEvents");
+        return absl::InvalidArgumentError(absl::StrCat(
+            label_, ": malformed JSON in the event at byte ", base_ + j, ": unbalanced brackets"));
+      }
+      j = e;
     }
     exact_until_ = base_ + cut;
     return j;
@@ -310,6 +358,7 @@ class Streamer {
 
   // The events array starting at '[' at index i; on return pos_ is just past its ']'.
   absl::Status StreamArray(size_t i) {
+    h_->OnEventsBegin();
     ++i;
     pos_ = i;
     while (true) {
@@ -365,7 +414,14 @@ class Streamer {
   size_t pos_ = 0, end_ = 0;
   uint64_t base_ = 0;
   bool eof_ = false;
+  absl::Status source_error_;
   EventBatch batch_;
+  struct Framed {
+    size_t open = 0, close = 0;
+    char open_byte = 0, close_byte = 0;
+    bool active = true;
+  };
+  Framed framed_{0, 0, 0, 0, false};
   size_t batch_first_ = 0, batch_last_ = 0;
   uint64_t exact_until_ = 0;  // stream offset: scan exactly up to here after a failed fast batch
   std::vector<char> batch_buf_;

@@ -52,7 +52,8 @@ KinetoEventKind KindOfCategory(std::string_view cat) {
   return KinetoEventKind::kIgnored;
 }
 
-simdjson::error_code KinetoEventDecoder::ReadId(od::value v, uint64_t* out) {
+simdjson::error_code KinetoEventDecoder::ReadId(od::value v, KinetoEvent::IdField field,
+                                                KinetoEvent* e, uint64_t* out) {
   od::json_type t;
   SIMDJSON_TRY(v.type().get(t));
   if (t == od::json_type::string) {
@@ -62,9 +63,7 @@ simdjson::error_code KinetoEventDecoder::ReadId(od::value v, uint64_t* out) {
       *out = *n;
       return simdjson::SUCCESS;
     }
-    auto [it, inserted] = string_ids_.try_emplace(std::string(s), 0);
-    if (inserted) it->second = (uint64_t{1} << 31) + string_ids_.size();
-    *out = it->second;
+    e->text_ids.emplace_back(field, std::string(s));
     return simdjson::SUCCESS;
   }
   std::string_view tok = v.raw_json_token();
@@ -72,11 +71,21 @@ simdjson::error_code KinetoEventDecoder::ReadId(od::value v, uint64_t* out) {
     *out = *n;
   } else {
     // Negative or beyond 64 bits: a stable stand-in id rather than a failure.
-    auto [it, inserted] = string_ids_.try_emplace(std::string(tok), 0);
-    if (inserted) it->second = (uint64_t{1} << 31) + string_ids_.size();
-    *out = it->second;
+    e->text_ids.emplace_back(field, std::string(tok));
   }
   return simdjson::SUCCESS;
+}
+
+void IdNumbering::Resolve(KinetoEvent* e) {
+  for (const auto& [field, text] : e->text_ids) {
+    auto [it, inserted] = ids_.try_emplace(text, 0);
+    if (inserted) it->second = (uint64_t{1} << 31) + ids_.size();
+    if (field == KinetoEvent::IdField::kPid) {
+      e->pid_num = static_cast<uint32_t>(it->second);
+    } else {
+      e->tid_num = it->second;
+    }
+  }
 }
 
 simdjson::error_code KinetoEventDecoder::Decode(od::object& obj, KinetoEvent* e) {
@@ -92,6 +101,7 @@ simdjson::error_code KinetoEventDecoder::Decode(od::object& obj, KinetoEvent* e)
   e->bytes = 0;
   e->extra_args.clear();
   e->metrics.clear();
+  e->text_ids.clear();
   bool have_cat = false, is_complete = true;
   for (auto field_result : obj) {
     od::field field;
@@ -117,10 +127,10 @@ simdjson::error_code KinetoEventDecoder::Decode(od::object& obj, KinetoEvent* e)
       e->name.assign(name.data(), name.size());  // simdjson validated the UTF-8
     } else if (key == "pid") {
       uint64_t pid = 0;
-      SIMDJSON_TRY(ReadId(field.value(), &pid));
+      SIMDJSON_TRY(ReadId(field.value(), KinetoEvent::IdField::kPid, e, &pid));
       e->pid_num = static_cast<uint32_t>(pid);
     } else if (key == "tid") {
-      SIMDJSON_TRY(ReadId(field.value(), &e->tid_num));
+      SIMDJSON_TRY(ReadId(field.value(), KinetoEvent::IdField::kTid, e, &e->tid_num));
     } else if (key == "ts" || key == "dur") {
       std::string_view tok = field.value().raw_json_token();
       std::optional<int64_t> ns = MicrosToNs(tok);

@@ -46,18 +46,35 @@ struct KinetoEvent {
   uint64_t bytes = 0;
   std::vector<std::pair<std::string, std::string>> extra_args;  // kernels: unknown scalar args
   std::vector<std::pair<std::string, double>> metrics;          // profiler ranges
+  // pid/tid given as text with no trailing number (or as numbers that do not fit): the text,
+  // in document order, for IdNumbering to turn into numbers.
+  enum class IdField : uint8_t { kPid, kTid };
+  std::vector<std::pair<IdField, std::string>> text_ids;
+};
+
+// Numbers for pids/tids given as text ("Spans"): 2^31 + order of first appearance, stable
+// within a file. Kept apart from decoding so events decoded on several threads are
+// numbered in document order, as one thread would.
+class IdNumbering {
+ public:
+  void Resolve(KinetoEvent* e);
+
+ private:
+  std::unordered_map<std::string, uint64_t> ids_;
 };
 
 class KinetoEventDecoder {
  public:
-  // Fills *out from one event object. Errors are simdjson's (type or syntax errors).
+  // Fills *out from one event object. Errors are simdjson's (type or syntax errors). Call
+  // IdNumbering::Resolve on the event before using its pid/tid.
   simdjson::error_code Decode(simdjson::ondemand::object& obj, KinetoEvent* out);
 
  private:
   simdjson::error_code DecodeArgs(simdjson::ondemand::object& args, KinetoEvent* out);
-  simdjson::error_code ReadId(simdjson::ondemand::value v, uint64_t* out);
-  // Strings used as pids/tids ("Spans", "stream 7") map to numbers; stable within a file.
-  std::unordered_map<std::string, uint64_t> string_ids_;
+  // pid/tid: a number, or text ending in one ("stream 7"); else the text goes to
+  // KinetoEvent::text_ids (IdNumbering).
+  simdjson::error_code ReadId(simdjson::ondemand::value v, KinetoEvent::IdField field,
+                              KinetoEvent* e, uint64_t* out);
 };
 
 }  // namespace qprof::importers

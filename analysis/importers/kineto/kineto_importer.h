@@ -11,6 +11,13 @@
 // GPU events: device = args.device (else pid), stream = args.stream (else tid, "stream 7").
 // pid/tid may be strings; integers beyond 64 bits and invalid UTF-8 do not stop the import
 // (the event is skipped and counted, bytes are repaired).
+// Streaming: events are decoded batch by batch (on worker threads for inputs of 32 MB or
+// more: batches cut at event boundaries, decoded in parallel, committed in document order;
+// gzip inflated as a stream). GPU events are kept in a compact form until the end of the
+// document, because a kernel's launch call, the annotations that give its path and
+// baseTimeNanoseconds may all come after it; memory is about 100 bytes per GPU event plus
+// the launch calls and annotations, not the document. A document cut short keeps the
+// events before the cut (Trace.truncation_detail has the byte offset).
 #ifndef QPROF_ANALYSIS_IMPORTERS_KINETO_KINETO_IMPORTER_H_
 #define QPROF_ANALYSIS_IMPORTERS_KINETO_KINETO_IMPORTER_H_
 
@@ -18,6 +25,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "analysis/importers/common/trace_sink.h"
 #include "analysis/importers/import.h"
 #include "proto/trace.pb.h"
 
@@ -30,6 +38,12 @@ absl::StatusOr<proto::Trace> ImportKinetoJson(const std::string& path,
 absl::StatusOr<proto::Trace> ImportKinetoJsonBytes(std::string_view bytes,
                                                    const std::string& label,
                                                    const ImportOptions& options);
+
+// Streaming forms: records go to `sink` (importers/common/trace_sink.h).
+absl::Status StreamKinetoJson(const std::string& path, const ImportOptions& options,
+                              TraceSink* sink);
+absl::Status StreamKinetoJsonBytes(std::string_view bytes, const std::string& label,
+                                   const ImportOptions& options, TraceSink* sink);
 
 }  // namespace qprof::importers
 

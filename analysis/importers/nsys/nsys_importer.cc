@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -11,7 +13,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "analysis/importers/common/import_util.h"
+#include "analysis/importers/nsys/launch_join.h"
 #include "analysis/importers/nsys/sqlite_db.h"
 #include "base/status_macros.h"
 
@@ -20,6 +24,8 @@ namespace {
 
 constexpr int kNvtxPushPop = 59;
 constexpr int kNvtxStartEnd = 60;
+constexpr char kKernelTable[] = "CUPTI_ACTIVITY_KIND_KERNEL";
+constexpr char kRuntimeTable[] = "CUPTI_ACTIVITY_KIND_RUNTIME";
 
 uint32_t PidOf(int64_t global) { return static_cast<uint32_t>((global >> 24) & 0xFFFFFF); }
 uint64_t TidOf(int64_t global) { return static_cast<uint64_t>(global & 0xFFFFFF); }
@@ -41,74 +47,95 @@ const char* CopyKindName(int64_t k) {
   }
 }
 
-// Launch key: correlation ids are per process, so the process is part of the key.
-struct LaunchKey {
-  uint32_t pid;
-  int64_t correlation;
-  bool operator<(const LaunchKey& o) const {
-    return pid != o.pid ? pid < o.pid : correlation < o.correlation;
-  }
-  bool operator==(const LaunchKey& o) const {
-    return pid == o.pid && correlation == o.correlation;
-  }
+// The columns an activity table is read with. Only those the table has are selected (each
+// column read costs a call into SQLite per row); RowColumns says where each one landed.
+enum Col {
+  kStart, kEnd, kDevice, kStream, kCorr, kGpid, kGraphNode, kGraph,
+  kDemangled, kShortName, kMangled, kTextName, kGridX, kGridY, kGridZ, kBlockX, kBlockY,
+  kBlockZ, kRegs, kStaticSmem, kDynamicSmem, kBytes, kCopyKind,
+  kColCount,
+};
+constexpr const char* kColNames[kColCount] = {
+    "start", "end", "deviceId", "streamId", "correlationId", "globalPid", "graphNodeId",
+    "graphId", "demangledName", "shortName", "mangledName", "name", "gridX", "gridY", "gridZ",
+    "blockX", "blockY", "blockZ", "registersPerThread", "staticSharedMemory",
+    "dynamicSharedMemory", "bytes", "copyKind"};
+
+struct RowColumns {
+  int at[kColCount];  // position in the SELECT, -1 when the table lacks it (reads as 0 / "")
+  int rowid = -1, launch_tid = -1, launch_start = -1;  // the exact join's extra columns
+  int operator[](Col c) const { return at[c]; }
 };
 
+bool IsLaunchConfig(int col) {
+  return col == kGraphNode || col == kGraph || (col >= kGridX && col <= kDynamicSmem);
+}
+
+std::string SelectList(const Columns& c, const char* prefix, bool launch_config, RowColumns* rc) {
+  std::vector<std::string> cols;
+  for (int i = 0; i < kColCount; ++i) {
+    rc->at[i] = -1;
+    if (!c.Has(kColNames[i]) || (!launch_config && IsLaunchConfig(i))) continue;
+    rc->at[i] = static_cast<int>(cols.size());
+    cols.push_back(absl::StrCat(prefix, "\"", kColNames[i], "\""));
+  }
+  return absl::StrJoin(cols, ", ");
+}
+
+struct ActivityTable {
+  const char* name;
+  proto::ActivityKind kind;
+};
+constexpr ActivityTable kActivityTables[] = {
+    {kKernelTable, proto::ACTIVITY_KIND_KERNEL},
+    {"CUPTI_ACTIVITY_KIND_MEMCPY", proto::ACTIVITY_KIND_MEMCPY},
+    {"CUPTI_ACTIVITY_KIND_MEMSET", proto::ACTIVITY_KIND_MEMSET},
+};
+
+// Streams one nsys export into a sink. Steps, each a function: strings, devices, NVTX
+// ranges (indexed per thread), then each activity table, every row joined to its runtime
+// launch (RuntimeJoin, or the exact SQL join when that reports the tables out of order)
+// and given the NVTX path open on the launching thread; last the header with what was seen.
 class NsysReader {
  public:
-  NsysReader(SqliteDb* db, const std::string& path, const ImportOptions& options)
-      : db_(db), path_(path), options_(options) {}
+  // `begin`: call sink->Begin (false on the second try, after a Reset).
+  NsysReader(SqliteDb* db, const std::string& path, const ImportOptions& options,
+             TraceSink* sink, bool exact_join, bool begin)
+      : db_(db), path_(path), options_(options), sink_(sink), exact_join_(exact_join),
+        begin_(begin) {}
 
-  absl::StatusOr<proto::Trace> Run() {
-    ASSIGN_OR_RETURN(bool has_kernels, db_->HasTable("CUPTI_ACTIVITY_KIND_KERNEL"));
+  // Aborted when the streaming join finds the tables out of order (try again exactly).
+  absl::Status Run() {
+    FillImportedHeader(&trace_header_, path_, "nsys-sqlite");
+    ASSIGN_OR_RETURN(has_kernels_, db_->HasTable(kKernelTable));
     ASSIGN_OR_RETURN(bool has_strings, db_->HasTable("StringIds"));
-    ASSIGN_OR_RETURN(bool has_memcpy, db_->HasTable("CUPTI_ACTIVITY_KIND_MEMCPY"));
-    ASSIGN_OR_RETURN(bool has_memset, db_->HasTable("CUPTI_ACTIVITY_KIND_MEMSET"));
-    ASSIGN_OR_RETURN(bool has_nvtx, db_->HasTable("NVTX_EVENTS"));
-    ASSIGN_OR_RETURN(bool has_runtime, db_->HasTable("CUPTI_ACTIVITY_KIND_RUNTIME"));
-    if (!has_kernels && !has_strings && !has_memcpy && !has_nvtx && !has_runtime) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          path_, ": SQLite database but not an Nsight Systems export (no StringIds or "
-                 "CUPTI_ACTIVITY_KIND_* tables)"));
-    }
-    FillImportedHeader(&trace_, path_, "nsys-sqlite");
-    if (has_strings) RETURN_IF_ERROR(ReadStrings());
-    if (has_kernels) RETURN_IF_ERROR(ReadKernels());
-    if (has_memcpy) RETURN_IF_ERROR(ReadCopies("CUPTI_ACTIVITY_KIND_MEMCPY", true));
-    if (has_memset) RETURN_IF_ERROR(ReadCopies("CUPTI_ACTIVITY_KIND_MEMSET", false));
-    if (has_runtime) RETURN_IF_ERROR(ReadRuntime());
-    if (has_nvtx) RETURN_IF_ERROR(ReadNvtx());
-    for (const Launch& l : launches_) {
-      if (l.runtime_tid >= 0) {
-        nester_.AddLaunch({PidOf(l.runtime_tid), TidOf(l.runtime_tid)}, l.runtime_start,
-                          l.index);
-      }
-    }
-    nester_.Resolve(&trace_);
+    if (has_strings) RETURN_IF_ERROR(Guard("StringIds", ReadStrings()));
     RETURN_IF_ERROR(ReadDevices());
-    SortActivities(&trace_);
-    proto::CollectorStats* c = trace_.mutable_header()->mutable_collector();
-    c->set_records_total(static_cast<uint64_t>(trace_.activities_size()));
-    c->set_records_invalid(invalid_);
-    if (invalid_ > 0) {
-      c->add_warnings(absl::StrCat(invalid_, " activity rows with end < start were kept with "
-                                             "zero duration"));
+    if (begin_) sink_->Begin(trace_header_);
+    RETURN_IF_ERROR(PrepareJoin());
+    ASSIGN_OR_RETURN(bool has_nvtx, db_->HasTable("NVTX_EVENTS"));
+    if (has_nvtx) RETURN_IF_ERROR(Guard("NVTX_EVENTS", ReadRanges()));
+    for (const ActivityTable& t : kActivityTables) {
+      ASSIGN_OR_RETURN(bool has, db_->HasTable(t.name));
+      if (has) RETURN_IF_ERROR(Guard(t.name, ReadActivities(t)));
     }
-    if (!has_kernels) c->add_warnings("no CUPTI_ACTIVITY_KIND_KERNEL table: no kernels");
-    if (unlaunched_ > 0 && has_runtime) {
-      c->add_warnings(absl::StrCat(unlaunched_, " kernels have no runtime launch record with "
-                                                "their correlation id: no NVTX path"));
-    }
+    FinishHeader();
+    sink_->End(trace_header_, truncated_, truncation_detail_);
     progress_.Finish();
-    return std::move(trace_);
+    return absl::OkStatus();
   }
 
  private:
-  struct Launch {
-    LaunchKey key;
-    int index;
-    int64_t runtime_tid = -1;
-    int64_t runtime_start = 0;
-  };
+  // A file cut short reads as a corrupt database from some page on: keep what came before
+  // and say where reading stopped.
+  absl::Status Guard(const char* table, absl::Status s) {
+    if (!absl::IsDataLoss(s)) return s;
+    if (!truncated_) {
+      truncated_ = true;
+      truncation_detail_ = absl::StrCat("stopped in ", table, ": ", s.message());
+    }
+    return absl::OkStatus();
+  }
 
   absl::Status ReadStrings() {
     ASSIGN_OR_RETURN(SqliteStmt st, db_->Prepare("SELECT id, value FROM StringIds"));
@@ -127,251 +154,324 @@ class NsysReader {
     return it == strings_.end() ? nullptr : &it->second;
   }
 
-  // Column indexes shared by kernels, memcpys and memsets (-1 when absent).
-  struct ActCols {
-    explicit ActCols(const Columns& c)
-        : start(c.Index("start")), end(c.Index("end")), device(c.Index("deviceId")),
-          stream(c.Index("streamId")), corr(c.Index("correlationId")),
-          gpid(c.Index("globalPid")), graph_node(c.Index("graphNodeId")),
-          graph(c.Index("graphId")) {}
-    int start, end, device, stream, corr, gpid, graph_node, graph;
-  };
-
-  void FillCommon(const SqliteStmt& st, const ActCols& c, proto::Activity* a) {
-    int64_t start = st.Int(c.start), end = st.Int(c.end);
-    if (end < start) {
-      ++invalid_;
-      end = start;
-    }
-    a->set_start_ns(start);
-    a->set_end_ns(end);
-    a->set_device_id(static_cast<uint32_t>(st.Int(c.device)));
-    a->set_stream_id(static_cast<uint64_t>(st.Int(c.stream)));
-    a->set_correlation_id(static_cast<uint64_t>(st.Int(c.corr)));
-    int64_t gpid = st.Int(c.gpid);
-    a->set_pid(PidOf(gpid));
-    a->set_graph_node_id(static_cast<uint64_t>(st.Int(c.graph_node)));
-    a->set_graph_id(static_cast<uint64_t>(st.Int(c.graph)));
-    if (c.corr >= 0) {
-      launches_.push_back({{PidOf(gpid), st.Int(c.corr)}, trace_.activities_size() - 1});
-    }
-  }
-
-  absl::Status ReadKernels() {
-    const char* table = "CUPTI_ACTIVITY_KIND_KERNEL";
-    ASSIGN_OR_RETURN(Columns c, db_->TableColumns(table));
-    ASSIGN_OR_RETURN(int64_t total, db_->CountRows(table));
-    ASSIGN_OR_RETURN(SqliteStmt st, db_->Prepare(c.SelectAll(table)));
-    const ActCols ac(c);
-    const int demangled = c.Index("demangledName"), short_name = c.Index("shortName"),
-              mangled = c.Index("mangledName"), text_name = c.Index("name");
-    const int grid[3] = {c.Index("gridX"), c.Index("gridY"), c.Index("gridZ")};
-    const int block[3] = {c.Index("blockX"), c.Index("blockY"), c.Index("blockZ")};
-    const int regs = c.Index("registersPerThread"), smem = c.Index("staticSharedMemory"),
-              dmem = c.Index("dynamicSharedMemory");
-    int64_t n = 0;
-    while (true) {
-      ASSIGN_OR_RETURN(bool row, st.Step());
-      if (!row) break;
-      progress_.Update(static_cast<uint64_t>(++n), static_cast<uint64_t>(total), "kernel rows");
-      proto::Activity* a = trace_.add_activities();
-      a->set_kind(proto::ACTIVITY_KIND_KERNEL);
-      FillCommon(st, ac, a);
-      const std::string* name = StringById(st, demangled);
-      if (name == nullptr && text_name >= 0 && !st.IsNull(text_name)) {
-        a->set_name(Utf8Clean(st.Text(text_name)));
-      } else {
-        if (name == nullptr) name = StringById(st, short_name);
-        if (name == nullptr) name = StringById(st, mangled);
-        a->set_name(name != nullptr ? *name : "unknown kernel");
-      }
-      if (const std::string* m = StringById(st, mangled)) a->set_mangled_name(*m);
-      auto u32 = [&st](int col) { return static_cast<uint32_t>(st.Int(col)); };
-      a->mutable_grid()->set_x(u32(grid[0]));
-      a->mutable_grid()->set_y(u32(grid[1]));
-      a->mutable_grid()->set_z(u32(grid[2]));
-      a->mutable_block()->set_x(u32(block[0]));
-      a->mutable_block()->set_y(u32(block[1]));
-      a->mutable_block()->set_z(u32(block[2]));
-      a->set_registers_per_thread(u32(regs));
-      a->set_static_shared_bytes(u32(smem));
-      a->set_dynamic_shared_bytes(u32(dmem));
-    }
-    return absl::OkStatus();
-  }
-
-  absl::Status ReadCopies(const char* table, bool is_memcpy) {
-    ASSIGN_OR_RETURN(Columns c, db_->TableColumns(table));
-    ASSIGN_OR_RETURN(SqliteStmt st, db_->Prepare(c.SelectAll(table)));
-    const ActCols ac(c);
-    const int bytes = c.Index("bytes"), copy_kind = c.Index("copyKind");
-    while (true) {
-      ASSIGN_OR_RETURN(bool row, st.Step());
-      if (!row) break;
-      proto::Activity* a = trace_.add_activities();
-      a->set_kind(is_memcpy ? proto::ACTIVITY_KIND_MEMCPY : proto::ACTIVITY_KIND_MEMSET);
-      FillCommon(st, ac, a);
-      a->set_bytes(static_cast<uint64_t>(st.Int(bytes)));
-      if (is_memcpy) {
-        const char* kind = CopyKindName(st.Int(copy_kind));
-        a->set_copy_kind(kind);
-        a->set_name(absl::StrCat("Memcpy ", kind));
-      } else {
-        a->set_name("Memset");
-      }
-    }
-    return absl::OkStatus();
-  }
-
-  // For every activity launch, the thread and start of its runtime API call. When several
-  // runtime rows share a key (nsys 2022 writes cudaLaunchKernel and _v7000), the earliest.
-  absl::Status ReadRuntime() {
-    const char* table = "CUPTI_ACTIVITY_KIND_RUNTIME";
-    ASSIGN_OR_RETURN(Columns c, db_->TableColumns(table));
-    if (!c.Has("correlationId") || !c.Has("globalTid") || !c.Has("start")) {
-      trace_.mutable_header()->mutable_collector()->add_warnings(
-          "CUPTI_ACTIVITY_KIND_RUNTIME lacks correlationId/globalTid/start: no NVTX paths");
-      return absl::OkStatus();
-    }
-    std::sort(launches_.begin(), launches_.end(),
-              [](const Launch& a, const Launch& b) { return a.key < b.key; });
-    ASSIGN_OR_RETURN(SqliteStmt st,
-                     db_->Prepare(absl::StrCat("SELECT globalTid, correlationId, start FROM ",
-                                               table)));
-    while (true) {
-      ASSIGN_OR_RETURN(bool row, st.Step());
-      if (!row) break;
-      int64_t gtid = st.Int(0);
-      LaunchKey key{PidOf(gtid), st.Int(1)};
-      int64_t start = st.Int(2);
-      auto it = std::lower_bound(launches_.begin(), launches_.end(), key,
-                                 [](const Launch& l, const LaunchKey& k) { return l.key < k; });
-      for (; it != launches_.end() && it->key == key; ++it) {
-        if (it->runtime_tid < 0 || start < it->runtime_start) {
-          it->runtime_tid = gtid;
-          it->runtime_start = start;
-        }
-      }
-    }
-    for (const Launch& l : launches_) {
-      if (l.runtime_tid < 0) {
-        if (trace_.activities(l.index).kind() == proto::ACTIVITY_KIND_KERNEL) ++unlaunched_;
-        continue;
-      }
-      proto::Activity* a = trace_.mutable_activities(l.index);
-      a->set_pid(PidOf(l.runtime_tid));
-      a->set_tid(TidOf(l.runtime_tid));
-    }
-    return absl::OkStatus();
-  }
-
-  absl::Status ReadNvtx() {
-    ASSIGN_OR_RETURN(Columns c, db_->TableColumns("NVTX_EVENTS"));
-    if (!c.Has("start") || !c.Has("eventType")) return absl::OkStatus();
-    ASSIGN_OR_RETURN(SqliteStmt st, db_->Prepare(c.SelectAll("NVTX_EVENTS")));
-    const int text = c.Index("text"), text_id = c.Index("textId"), end = c.Index("end");
-    const int type_col = c.Index("eventType"), tid_col = c.Index("globalTid"),
-              start_col = c.Index("start");
-    while (true) {
-      ASSIGN_OR_RETURN(bool row, st.Step());
-      if (!row) break;
-      int64_t type = st.Int(type_col);
-      if (type != kNvtxPushPop && type != kNvtxStartEnd) continue;
-      std::string name;
-      if (text >= 0 && !st.IsNull(text)) {
-        name = Utf8Clean(st.Text(text));
-      } else if (const std::string* s = StringById(st, text_id)) {
-        name = *s;
-      }
-      int64_t gtid = st.Int(tid_col);
-      int64_t start = st.Int(start_col);
-      int64_t stop = (end < 0 || st.IsNull(end)) ? RangeNester::kOpenEnd : st.Int(end);
-      if (type == kNvtxPushPop) {
-        nester_.AddRange({PidOf(gtid), TidOf(gtid)}, start, stop, std::move(name));
-      } else {
-        // Start/end ranges may end on another thread: kept as ranges, not in paths.
-        proto::NvtxRange* r = trace_.add_ranges();
-        r->set_path(name);
-        r->set_name(name);
-        r->set_start_ns(start);
-        r->set_end_ns(stop == RangeNester::kOpenEnd ? start : stop);
-        r->set_pid(PidOf(gtid));
-        r->set_tid(TidOf(gtid));
-      }
-    }
-    return absl::OkStatus();
-  }
-
-  absl::Status ReadDevices() {
-    std::vector<uint32_t> seen;
-    for (const proto::Activity& a : trace_.activities()) seen.push_back(a.device_id());
-    std::sort(seen.begin(), seen.end());
-    seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
-    ASSIGN_OR_RETURN(bool has_gpu, db_->HasTable("TARGET_INFO_GPU"));
-    std::unordered_set<uint32_t> described;
-    if (has_gpu) {
-      ASSIGN_OR_RETURN(Columns c, db_->TableColumns("TARGET_INFO_GPU"));
-      ASSIGN_OR_RETURN(SqliteStmt st, db_->Prepare(c.SelectAll("TARGET_INFO_GPU")));
-      const int name = c.Index("name");
-      while (true) {
-        ASSIGN_OR_RETURN(bool row, st.Step());
-        if (!row) break;
-        auto col = [&st, &c](const char* n) { return st.Int(c.Index(n)); };
-        uint32_t id = static_cast<uint32_t>(col("id"));
-        if (!described.insert(id).second) continue;
-        proto::DeviceInfo* d = trace_.mutable_header()->add_devices();
-        d->set_id(id);
-        d->set_kind("gpu");
-        d->set_name(name >= 0 && !st.IsNull(name) ? Utf8Clean(st.Text(name)) : "unknown");
-        uint32_t major = static_cast<uint32_t>(col("computeMajor"));
-        uint32_t minor = static_cast<uint32_t>(col("computeMinor"));
-        d->set_cc_major(major);
-        d->set_cc_minor(minor);
-        if (major > 0) d->set_arch(absl::StrCat("sm_", major, minor));
-        d->set_sm_count(static_cast<uint32_t>(col("smCount")));
-        d->set_memory_bytes(static_cast<uint64_t>(col("totalMemory")));
-        // memoryBandwidth is in bytes/s in nsys exports.
-        d->set_memory_bandwidth_gbps(static_cast<double>(col("memoryBandwidth")) / 1e9);
-        d->set_clock_mhz(static_cast<double>(col("clockRate")) / 1e6);
-      }
-    } else {
-      trace_.mutable_header()->mutable_collector()->add_warnings(
-          "no TARGET_INFO_GPU table: device names unknown");
-    }
-    for (uint32_t id : seen) {
-      if (described.count(id)) continue;
-      proto::DeviceInfo* d = trace_.mutable_header()->add_devices();
-      d->set_id(id);
-      d->set_kind("gpu");
-      d->set_name("unknown");
-    }
-    return absl::OkStatus();
-  }
+  absl::Status ReadDevices();
+  absl::Status PrepareJoin();
+  absl::Status ReadRanges();
+  absl::Status ReadActivities(const ActivityTable& table);
+  void FillActivity(const SqliteStmt& st, const RowColumns& c, proto::ActivityKind kind,
+                    proto::Activity* a);
+  void SetLaunch(int64_t global_tid, int64_t start, proto::Activity* a);
+  void FinishHeader();
 
   SqliteDb* db_;
   const std::string& path_;
   const ImportOptions& options_;
+  TraceSink* sink_;
+  const bool exact_join_;
+  const bool begin_;
+  bool has_kernels_ = false;
   Progress progress_{options_.progress, "reading " + path_};
-  proto::Trace trace_;
+  proto::TraceHeader trace_header_;
   std::unordered_map<int64_t, std::string> strings_;
-  std::vector<Launch> launches_;
-  RangeNester nester_;
+  std::unordered_set<uint32_t> described_;
+  std::set<uint32_t> seen_devices_;
+  RangeIndex ranges_;
+  bool can_join_ = false;       // the runtime table has what the join needs
+  std::vector<std::string> join_warnings_, device_warnings_;
+  uint64_t activities_ = 0;
   uint64_t invalid_ = 0;
   uint64_t unlaunched_ = 0;
+  bool truncated_ = false;
+  std::string truncation_detail_;
 };
+
+absl::Status NsysReader::ReadDevices() {
+  ASSIGN_OR_RETURN(bool has_gpu, db_->HasTable("TARGET_INFO_GPU"));
+  if (!has_gpu) {
+    device_warnings_.push_back("no TARGET_INFO_GPU table: device names unknown");
+    return absl::OkStatus();
+  }
+  ASSIGN_OR_RETURN(Columns c, db_->TableColumns("TARGET_INFO_GPU"));
+  ASSIGN_OR_RETURN(SqliteStmt st, db_->Prepare(c.SelectAll("TARGET_INFO_GPU")));
+  const int name = c.Index("name");
+  while (true) {
+    absl::StatusOr<bool> row = st.Step();
+    if (!row.ok()) return Guard("TARGET_INFO_GPU", row.status());
+    if (!*row) break;
+    auto col = [&st, &c](const char* n) { return st.Int(c.Index(n)); };
+    uint32_t id = static_cast<uint32_t>(col("id"));
+    if (!described_.insert(id).second) continue;
+    proto::DeviceInfo* d = trace_header_.add_devices();
+    d->set_id(id);
+    d->set_kind("gpu");
+    d->set_name(name >= 0 && !st.IsNull(name) ? Utf8Clean(st.Text(name)) : "unknown");
+    uint32_t major = static_cast<uint32_t>(col("computeMajor"));
+    uint32_t minor = static_cast<uint32_t>(col("computeMinor"));
+    d->set_cc_major(major);
+    d->set_cc_minor(minor);
+    if (major > 0) d->set_arch(absl::StrCat("sm_", major, minor));
+    d->set_sm_count(static_cast<uint32_t>(col("smCount")));
+    d->set_memory_bytes(static_cast<uint64_t>(col("totalMemory")));
+    // memoryBandwidth is in bytes/s in nsys exports.
+    d->set_memory_bandwidth_gbps(static_cast<double>(col("memoryBandwidth")) / 1e9);
+    d->set_clock_mhz(static_cast<double>(col("clockRate")) / 1e6);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status NsysReader::PrepareJoin() {
+  ASSIGN_OR_RETURN(bool has_runtime, db_->HasTable(kRuntimeTable));
+  if (!has_runtime) return absl::OkStatus();
+  ASSIGN_OR_RETURN(Columns c, db_->TableColumns(kRuntimeTable));
+  can_join_ = c.Has("correlationId") && c.Has("globalTid") && c.Has("start");
+  if (!can_join_) {
+    join_warnings_.push_back(
+        "CUPTI_ACTIVITY_KIND_RUNTIME lacks correlationId/globalTid/start: no NVTX paths");
+  }
+  return absl::OkStatus();
+}
+
+// Push/pop ranges go into the per-thread index that gives launches their paths; start/end
+// ranges (which may end on another thread) are kept as ranges only.
+absl::Status NsysReader::ReadRanges() {
+  ASSIGN_OR_RETURN(Columns c, db_->TableColumns("NVTX_EVENTS"));
+  if (!c.Has("start") || !c.Has("eventType")) return absl::OkStatus();
+  ASSIGN_OR_RETURN(SqliteStmt st, db_->Prepare(c.SelectAll("NVTX_EVENTS")));
+  const int text = c.Index("text"), text_id = c.Index("textId"), end = c.Index("end");
+  const int type_col = c.Index("eventType"), tid_col = c.Index("globalTid"),
+            start_col = c.Index("start");
+  absl::Status status;
+  proto::NvtxRange r;
+  while (true) {
+    absl::StatusOr<bool> row = st.Step();
+    if (!row.ok()) {
+      status = row.status();  // the ranges read so far still give paths
+      break;
+    }
+    if (!*row) break;
+    int64_t type = st.Int(type_col);
+    if (type != kNvtxPushPop && type != kNvtxStartEnd) continue;
+    std::string name;
+    if (text >= 0 && !st.IsNull(text)) {
+      name = Utf8Clean(st.Text(text));
+    } else if (const std::string* s = StringById(st, text_id)) {
+      name = *s;
+    }
+    int64_t gtid = st.Int(tid_col);
+    int64_t start = st.Int(start_col);
+    int64_t stop = (end < 0 || st.IsNull(end)) ? RangeIndex::kOpenEnd : st.Int(end);
+    if (type == kNvtxPushPop) {
+      ranges_.AddRange({PidOf(gtid), TidOf(gtid)}, start, stop, std::move(name));
+    } else {
+      r.set_path(name);
+      r.set_name(name);
+      r.set_start_ns(start);
+      r.set_end_ns(stop == RangeIndex::kOpenEnd ? start : stop);
+      r.set_pid(PidOf(gtid));
+      r.set_tid(TidOf(gtid));
+      sink_->Range(r);
+    }
+  }
+  ranges_.Build([this](const proto::NvtxRange& nr) { sink_->Range(nr); });
+  return status;
+}
+
+void NsysReader::FillActivity(const SqliteStmt& st, const RowColumns& c,
+                              proto::ActivityKind kind, proto::Activity* a) {
+  a->set_kind(kind);
+  int64_t start = st.Int(c[kStart]), end = st.Int(c[kEnd]);
+  if (end < start) {
+    ++invalid_;
+    end = start;
+  }
+  a->set_start_ns(start);
+  a->set_end_ns(end);
+  a->set_device_id(static_cast<uint32_t>(st.Int(c[kDevice])));
+  a->set_stream_id(static_cast<uint64_t>(st.Int(c[kStream])));
+  a->set_correlation_id(static_cast<uint64_t>(st.Int(c[kCorr])));
+  a->set_pid(PidOf(st.Int(c[kGpid])));
+  if (c[kGraphNode] >= 0) a->set_graph_node_id(static_cast<uint64_t>(st.Int(c[kGraphNode])));
+  if (c[kGraph] >= 0) a->set_graph_id(static_cast<uint64_t>(st.Int(c[kGraph])));
+  seen_devices_.insert(a->device_id());
+  if (kind == proto::ACTIVITY_KIND_MEMCPY) {
+    a->set_bytes(static_cast<uint64_t>(st.Int(c[kBytes])));
+    const char* copy = CopyKindName(st.Int(c[kCopyKind]));
+    a->set_copy_kind(copy);
+    a->set_name(absl::StrCat("Memcpy ", copy));
+    return;
+  }
+  if (kind == proto::ACTIVITY_KIND_MEMSET) {
+    a->set_bytes(static_cast<uint64_t>(st.Int(c[kBytes])));
+    a->set_name("Memset");
+    return;
+  }
+  const std::string* name = StringById(st, c[kDemangled]);
+  if (name == nullptr && !st.IsNull(c[kTextName])) {
+    a->set_name(Utf8Clean(st.Text(c[kTextName])));
+  } else {
+    if (name == nullptr) name = StringById(st, c[kShortName]);
+    if (name == nullptr) name = StringById(st, c[kMangled]);
+    a->set_name(name != nullptr ? *name : "unknown kernel");
+  }
+  if (const std::string* m = StringById(st, c[kMangled])) a->set_mangled_name(*m);
+  if (c[kGridX] < 0 && c[kBlockX] < 0 && c[kRegs] < 0) return;  // not read (or absent)
+  auto u32 = [&st, &c](Col col) { return static_cast<uint32_t>(st.Int(c[col])); };
+  a->mutable_grid()->set_x(u32(kGridX));
+  a->mutable_grid()->set_y(u32(kGridY));
+  a->mutable_grid()->set_z(u32(kGridZ));
+  a->mutable_block()->set_x(u32(kBlockX));
+  a->mutable_block()->set_y(u32(kBlockY));
+  a->mutable_block()->set_z(u32(kBlockZ));
+  a->set_registers_per_thread(u32(kRegs));
+  a->set_static_shared_bytes(u32(kStaticSmem));
+  a->set_dynamic_shared_bytes(u32(kDynamicSmem));
+}
+
+// Launch context: the launching thread, and the NVTX path open on it at the launch call.
+void NsysReader::SetLaunch(int64_t global_tid, int64_t start, proto::Activity* a) {
+  a->set_pid(PidOf(global_tid));
+  a->set_tid(TidOf(global_tid));
+  if (const std::string* path = ranges_.PathAt({PidOf(global_tid), TidOf(global_tid)}, start)) {
+    a->set_nvtx_path(*path);
+  }
+}
+
+absl::Status NsysReader::ReadActivities(const ActivityTable& table) {
+  const bool exact_join = exact_join_;
+  ASSIGN_OR_RETURN(Columns c, db_->TableColumns(table.name));
+  const bool join = can_join_ && c.Has("correlationId");
+  const bool is_kernel = table.kind == proto::ACTIVITY_KIND_KERNEL;
+  int64_t total = 0;  // for progress lines only
+  if (is_kernel && options_.progress) {
+    ASSIGN_OR_RETURN(total, db_->EstimateRows(table.name));
+  }
+  RowColumns rc;
+  const std::string cols = SelectList(c, "t.", sink_->WantsLaunchConfig(), &rc);
+  std::string sql = absl::StrCat("SELECT ", cols, " FROM \"", table.name, "\" t");
+  if (join && exact_join) {
+    const std::string pid = c.Has("globalPid") ? "((t.globalPid >> 24) & 16777215)" : "0";
+    const int n = static_cast<int>(std::count(rc.at, rc.at + kColCount, -1));
+    rc.rowid = kColCount - n;
+    rc.launch_tid = rc.rowid + 1;
+    rc.launch_start = rc.rowid + 2;
+    sql = absl::StrCat("SELECT ", cols, ", t.rowid, r.globalTid, r.start FROM \"",
+                       table.name, "\" t LEFT JOIN ", kRuntimeTable,
+                       " r ON r.correlationId = t.correlationId AND ((r.globalTid >> 24) & "
+                       "16777215) = ", pid, " ORDER BY t.rowid, r.start, r.rowid");
+  }
+  ASSIGN_OR_RETURN(SqliteStmt st, db_->Prepare(sql));
+  std::optional<RuntimeJoin> fast;
+  if (join && !exact_join) {
+    ASSIGN_OR_RETURN(SqliteStmt rt, db_->Prepare(absl::StrCat(
+                                        "SELECT globalTid, correlationId, start FROM ", kRuntimeTable)));
+    fast.emplace(std::move(rt));
+  }
+  proto::Activity a;
+  int64_t n = 0, last_rowid = 0;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) break;
+    if (exact_join && join) {  // one row per runtime match: the first is the earliest
+      if (n > 0 && st.Int(rc.rowid) == last_rowid) continue;
+      last_rowid = st.Int(rc.rowid);
+    }
+    if (is_kernel) progress_.Update(static_cast<uint64_t>(++n), static_cast<uint64_t>(total), "kernel rows");
+    else ++n;
+    // FillActivity sets every field it knows; only those set for some rows need clearing
+    // (Clear() would free and reallocate the grid and block messages on every row).
+    a.clear_nvtx_path();
+    a.clear_tid();
+    a.clear_mangled_name();
+    FillActivity(st, rc, table.kind, &a);
+    bool launched = false;
+    if (join && exact_join) {
+      if (!st.IsNull(rc.launch_tid)) {
+        SetLaunch(st.Int(rc.launch_tid), st.Int(rc.launch_start), &a);
+        launched = true;
+      }
+    } else if (join) {
+      ASSIGN_OR_RETURN(auto launch, fast->Find(PidOf(st.Int(rc[kGpid])), st.Int(rc[kCorr])));
+      if (fast->failed()) return absl::AbortedError("runtime rows too far out of order");
+      if (launch) {
+        SetLaunch(launch->global_tid, launch->start, &a);
+        launched = true;
+      }
+    }
+    if (join && !launched && is_kernel) ++unlaunched_;
+    ++activities_;
+    sink_->TakeActivity(&a);
+  }
+  return absl::OkStatus();
+}
+
+void NsysReader::FinishHeader() {
+  for (uint32_t id : seen_devices_) {
+    if (described_.count(id)) continue;
+    proto::DeviceInfo* d = trace_header_.add_devices();
+    d->set_id(id);
+    d->set_kind("gpu");
+    d->set_name("unknown");
+  }
+  proto::CollectorStats* c = trace_header_.mutable_collector();
+  c->set_records_total(activities_);
+  c->set_records_invalid(invalid_);
+  for (const std::string& w : join_warnings_) c->add_warnings(w);
+  for (const std::string& w : device_warnings_) c->add_warnings(w);
+  if (invalid_ > 0) {
+    c->add_warnings(absl::StrCat(invalid_, " activity rows with end < start were kept with "
+                                           "zero duration"));
+  }
+  if (!has_kernels_) c->add_warnings("no CUPTI_ACTIVITY_KIND_KERNEL table: no kernels");
+  if (unlaunched_ > 0) {
+    c->add_warnings(absl::StrCat(unlaunched_, " kernels have no runtime launch record with "
+                                              "their correlation id: no NVTX path"));
+  }
+  if (truncated_) {
+    c->add_warnings(absl::StrCat("the database ends early (", truncation_detail_,
+                                 "); kept the rows read before"));
+  }
+}
 
 }  // namespace
 
+absl::Status StreamNsysDb(SqliteDb* db, const std::string& path, const ImportOptions& options,
+                          TraceSink* sink) {
+  ASSIGN_OR_RETURN(bool has_kernels, db->HasTable(kKernelTable));
+  ASSIGN_OR_RETURN(bool has_strings, db->HasTable("StringIds"));
+  ASSIGN_OR_RETURN(bool has_memcpy, db->HasTable("CUPTI_ACTIVITY_KIND_MEMCPY"));
+  ASSIGN_OR_RETURN(bool has_nvtx, db->HasTable("NVTX_EVENTS"));
+  ASSIGN_OR_RETURN(bool has_runtime, db->HasTable(kRuntimeTable));
+  if (!has_kernels && !has_strings && !has_memcpy && !has_nvtx && !has_runtime) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": SQLite database but not an Nsight Systems export (no StringIds or "
+              "CUPTI_ACTIVITY_KIND_* tables)"));
+  }
+  absl::Status s = NsysReader(db, path, options, sink, /*exact_join=*/false, true).Run();
+  if (!absl::IsAborted(s)) return s;
+  // The tables are too far out of correlation order for the streaming join: again, with
+  // SQLite joining them (slower, same result).
+  sink->Reset();
+  return NsysReader(db, path, options, sink, /*exact_join=*/true, false).Run();
+}
+
+absl::Status StreamNsysSqlite(const std::string& path, const ImportOptions& options,
+                              TraceSink* sink) {
+  ASSIGN_OR_RETURN(SqliteDb db, SqliteDb::OpenReadOnly(path));
+  return StreamNsysDb(&db, path, options, sink);
+}
+
 absl::StatusOr<proto::Trace> ImportNsysDb(SqliteDb* db, const std::string& path,
                                           const ImportOptions& options) {
-  NsysReader reader(db, path, options);
-  return reader.Run();
+  TraceBuilder builder;
+  RETURN_IF_ERROR(StreamNsysDb(db, path, options, &builder));
+  return builder.Take();
 }
 
 absl::StatusOr<proto::Trace> ImportNsysSqlite(const std::string& path,
                                               const ImportOptions& options) {
-  ASSIGN_OR_RETURN(SqliteDb db, SqliteDb::OpenReadOnly(path));
-  return ImportNsysDb(&db, path, options);
+  TraceBuilder builder;
+  RETURN_IF_ERROR(StreamNsysSqlite(path, options, &builder));
+  return builder.Take();
 }
 
 }  // namespace qprof::importers

@@ -9,13 +9,19 @@
 // ranges are kept as ranges; name = COALESCE(text, StringIds[textId])), TARGET_INFO_GPU
 // (devices; when absent, devices are the ids seen, named "unknown").
 // globalTid/globalPid encode pid = (g >> 24) & 0xFFFFFF, tid = g & 0xFFFFFF.
-// Rows are stepped one at a time; nothing holds a copy of a whole table but the output.
+// Streaming: rows are stepped one at a time and handed to a TraceSink with their path
+// resolved; only the columns used are selected; launches are joined while both tables
+// stream (launch_join.h), with an exact SQL join when the tables are too far out of
+// correlation order. Memory is the strings, devices and NVTX ranges, never the activity or
+// runtime rows. A database cut short yields the rows read before the cut, with the table
+// and row where reading stopped as Trace.truncation_detail and a collector warning.
 #ifndef QPROF_ANALYSIS_IMPORTERS_NSYS_NSYS_IMPORTER_H_
 #define QPROF_ANALYSIS_IMPORTERS_NSYS_NSYS_IMPORTER_H_
 
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "analysis/importers/common/trace_sink.h"
 #include "analysis/importers/import.h"
 #include "proto/trace.pb.h"
 
@@ -28,6 +34,12 @@ class SqliteDb;
 // The same from an open database (the fuzzer loads one from bytes); `path` names it.
 absl::StatusOr<proto::Trace> ImportNsysDb(SqliteDb* db, const std::string& path,
                                           const ImportOptions& options);
+
+// Streaming forms: records go to `sink` (importers/common/trace_sink.h) as they are read.
+absl::Status StreamNsysSqlite(const std::string& path, const ImportOptions& options,
+                              TraceSink* sink);
+absl::Status StreamNsysDb(SqliteDb* db, const std::string& path, const ImportOptions& options,
+                          TraceSink* sink);
 
 }  // namespace qprof::importers
 

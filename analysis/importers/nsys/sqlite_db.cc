@@ -158,6 +158,14 @@ absl::StatusOr<int64_t> SqliteDb::CountRows(const std::string& table) {
   return *row ? st->Int(0) : 0;
 }
 
+absl::StatusOr<int64_t> SqliteDb::EstimateRows(const std::string& table) {
+  absl::StatusOr<SqliteStmt> st = Prepare(absl::StrCat("SELECT max(rowid) FROM \"", table, "\""));
+  if (!st.ok()) return CountRows(table);  // a view or a table without rowid
+  absl::StatusOr<bool> row = st->Step();
+  if (!row.ok()) return row.status();
+  return *row ? st->Int(0) : 0;
+}
+
 absl::StatusOr<SqliteStmt> SqliteDb::Prepare(const std::string& sql) {
   sqlite3_stmt* raw = nullptr;
   if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &raw, nullptr) != SQLITE_OK) {

@@ -64,6 +64,8 @@ class SqliteDb {
   absl::StatusOr<bool> HasTable(const std::string& table);
   absl::StatusOr<Columns> TableColumns(const std::string& table);
   absl::StatusOr<int64_t> CountRows(const std::string& table);
+  // max(rowid): the row count of a table rows were only appended to, without a scan.
+  absl::StatusOr<int64_t> EstimateRows(const std::string& table);
   absl::StatusOr<SqliteStmt> Prepare(const std::string& sql);
   const std::string& path() const { return *path_; }
 

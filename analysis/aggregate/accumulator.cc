@@ -1,0 +1,330 @@
+#include "analysis/aggregate/accumulator.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "analysis/aggregate/kernel_name.h"
+
+namespace qprof::aggregate {
+namespace {
+
+// Caches of repeated strings are dropped past this many entries (a trace whose every NVTX
+// path differs would otherwise keep one entry per launch).
+constexpr size_t kMaxCacheEntries = 1 << 16;
+
+void AddTraceTime(std::vector<TraceTime>* v, uint32_t trace, uint64_t calls, uint64_t time) {
+  auto it = std::lower_bound(v->begin(), v->end(), trace,
+                             [](const TraceTime& t, uint32_t tr) { return t.trace < tr; });
+  if (it == v->end() || it->trace != trace) it = v->insert(it, TraceTime{trace, 0, 0});
+  it->calls += calls;
+  it->time_ns += time;
+}
+
+void AddDevice(std::vector<uint32_t>* v, uint32_t id) {
+  auto it = std::lower_bound(v->begin(), v->end(), id);
+  if (it == v->end() || *it != id) v->insert(it, id);
+}
+
+bool HasUsableWork(const proto::Activity& a) {
+  return a.has_work() && (a.work().bytes() > 0 || a.work().flops() > 0);
+}
+
+void MergeGroup(KernelGroup& g, KernelGroup&& o, uint32_t trace_offset) {
+  o.rep_key.trace += trace_offset;
+  o.metrics_key.trace += trace_offset;
+  if (o.launches > 0 && (g.launches == 0 || o.rep_key < g.rep_key)) {
+    g.rep = std::move(o.rep);
+    g.rep_key = o.rep_key;
+  }
+  if (o.has_metrics_rep && (!g.has_metrics_rep || o.metrics_key < g.metrics_key)) {
+    g.metrics_rep = std::move(o.metrics_rep);
+    g.metrics_key = o.metrics_key;
+    g.has_metrics_rep = true;
+  }
+  g.class_tp_sum += o.class_tp_sum;
+  g.class_tp_weight += o.class_tp_weight;
+  g.launches += o.launches;
+  g.calls += o.calls;
+  g.time_ns += o.time_ns;
+  g.durations.Merge(o.durations);
+  g.work_bytes += o.work_bytes;
+  g.work_flops += o.work_flops;
+  g.work_time_ns += o.work_time_ns;
+  g.tp_sum += o.tp_sum;
+  g.tp_weight += o.tp_weight;
+  g.fma_sum += o.fma_sum;
+  g.fma_weight += o.fma_weight;
+  g.dram_sum += o.dram_sum;
+  g.dram_weight += o.dram_weight;
+  for (uint32_t d : o.devices) AddDevice(&g.devices, d);
+  for (const TraceTime& t : o.per_trace) {
+    AddTraceTime(&g.per_trace, t.trace + trace_offset, t.calls, t.time_ns);
+  }
+  if (g.without_work + o.without_work > 0) {
+    g.work = WorkList();  // no roofline for this kernel: the list is of no use
+  } else {
+    g.work.Merge(o.work);
+  }
+  g.without_work += o.without_work;
+}
+
+}  // namespace
+
+int64_t StepOfPath(const std::string& path) {
+  size_t pos = 0;
+  while ((pos = path.find("step ", pos)) != std::string::npos) {
+    bool starts_component = pos == 0 || path[pos - 1] == '/';
+    size_t i = pos + 5, j = i;
+    while (j < path.size() && std::isdigit(static_cast<unsigned char>(path[j]))) ++j;
+    if (starts_component && j > i && j - i < 10 && (j == path.size() || path[j] == '/')) {
+      return std::stoll(path.substr(i, j - i));
+    }
+    pos += 5;
+  }
+  return -1;
+}
+
+uint32_t ProfileState::GroupFor(const std::string& normalised) {
+  auto [it, inserted] = group_index_.emplace(normalised, static_cast<uint32_t>(groups.size()));
+  if (inserted) {
+    groups.emplace_back();
+    groups.back().name = normalised;
+    names_.push_back(normalised);
+  }
+  return it->second;
+}
+
+void ProfileState::Merge(ProfileState&& other) {
+  const uint32_t offset = static_cast<uint32_t>(traces.size());
+  for (TraceState& t : other.traces) traces.push_back(std::move(t));
+  std::vector<uint32_t> group_map(other.groups.size());
+  for (size_t i = 0; i < other.groups.size(); ++i) {
+    group_map[i] = GroupFor(other.groups[i].name);
+    MergeGroup(groups[group_map[i]], std::move(other.groups[i]), offset);
+  }
+  for (const auto& [path, r] : other.ranges) {
+    RangeAcc& mine = ranges[path];
+    mine.time_ns += r.time_ns;
+    mine.calls += r.calls;
+  }
+  for (const auto& [n, s] : other.steps) {
+    StepAcc& mine = steps[n];
+    mine.first_ns = std::min(mine.first_ns, s.first_ns);
+    mine.last_ns = std::max(mine.last_ns, s.last_ns);
+    mine.time_ns += s.time_ns;
+    mine.count += s.count;
+  }
+  timeline.Merge(std::move(other.timeline), group_map, offset, names_);
+  step_work.weight_bytes += other.step_work.weight_bytes;
+  step_work.other_bytes += other.step_work.other_bytes;
+  step_work.flops += other.step_work.flops;
+  step_work.weight_launches += other.step_work.weight_launches;
+  dropped_negative += other.dropped_negative;
+  other = ProfileState();
+}
+
+void TraceAccumulator::ClearCaches() {
+  name_cache_.clear();
+  path_cache_.clear();
+  last_group_ = UINT32_MAX;
+  last_path_info_ = {nullptr, -1};
+  last_device_union_ = nullptr;
+  last_stream_union_ = nullptr;
+  last_step_acc_ = nullptr;
+}
+
+void TraceAccumulator::Begin(const proto::TraceHeader& header) {
+  trace_ = static_cast<uint32_t>(state_->traces.size());
+  state_->traces.emplace_back();
+  state_->traces.back().header = header;
+  ClearCaches();
+}
+
+UnionAcc& TraceAccumulator::DeviceUnion(uint32_t device) {
+  if (last_device_union_ == nullptr || last_device_ != device) {
+    last_device_union_ = &state_->traces[trace_].devices[device];  // map nodes do not move
+    last_device_ = device;
+  }
+  return *last_device_union_;
+}
+
+UnionAcc& TraceAccumulator::StreamUnion(uint32_t device, uint64_t stream) {
+  const std::pair<uint32_t, uint64_t> key{device, stream};
+  if (last_stream_union_ == nullptr || last_stream_ != key) {
+    last_stream_union_ = &state_->traces[trace_].streams[key];
+    last_stream_ = key;
+  }
+  return *last_stream_union_;
+}
+
+void TraceAccumulator::Reset() {
+  proto::TraceHeader header = std::move(state_->traces.back().header);
+  *state_ = ProfileState();
+  Begin(header);  // clears the caches, which point into the old state
+}
+
+void TraceAccumulator::End(const proto::TraceHeader& header, bool truncated,
+                           const std::string& truncation_detail) {
+  TraceState& t = state_->traces[trace_];
+  t.header = header;
+  t.truncated = truncated;
+  t.truncation_detail = truncated ? truncation_detail : "";
+}
+
+void TraceAccumulator::Range(const proto::NvtxRange& r) {
+  // A "step N" range (named so itself, not only inside one) spans its step.
+  int64_t s = StepOfPath(r.path());
+  if (s < 0 || r.end_ns() <= r.start_ns()) return;
+  if (StepOfPath(r.name().empty() ? r.path() : r.name()) != s) return;
+  state_->traces[trace_].step_ranges.emplace(s, StepRangeSpan{r.start_ns(), r.end_ns()});
+}
+
+void TraceAccumulator::Activity(const proto::Activity& a) {
+  TraceState& t = state_->traces[trace_];
+  ++t.seq;
+  if (a.has_work()) AddStepWork(a);
+  const int64_t d = a.end_ns() - a.start_ns();
+  switch (a.kind()) {
+    case proto::ACTIVITY_KIND_KERNEL: {
+      ++t.kernel_records;
+      KernelGroup& g = GroupOf(a);
+      uint32_t gi = static_cast<uint32_t>(&g - state_->groups.data());
+      AddLaunch(g, gi, a);
+      if (d < 0) {
+        ++state_->dropped_negative;
+      } else {
+        AddValidLaunch(g, gi, a, d);
+      }
+      return;
+    }
+    case proto::ACTIVITY_KIND_MEMCPY:
+      if (d >= 0) t.memcpy_ns += static_cast<uint64_t>(d);
+      return;
+    case proto::ACTIVITY_KIND_MEMSET:
+      if (d >= 0) t.memset_ns += static_cast<uint64_t>(d);
+      return;
+    default:
+      return;
+  }
+}
+
+void TraceAccumulator::AddStepWork(const proto::Activity& a) {
+  StepWorkSums& w = state_->step_work;
+  w.weight_bytes += a.work().weight_bytes();
+  w.other_bytes += a.work().kv_bytes() + a.work().activation_bytes();
+  w.flops += a.work().flops();
+  w.weight_launches += a.work().weight_bytes() > 0;
+}
+
+KernelGroup& TraceAccumulator::GroupOf(const proto::Activity& a) {
+  const std::string& raw = a.name().empty() ? a.mangled_name() : a.name();
+  if (last_group_ != UINT32_MAX && raw == last_name_) return state_->groups[last_group_];
+  auto it = name_cache_.find(raw);
+  if (it == name_cache_.end()) {
+    std::string n = NormaliseKernelName(raw);
+    if (n.empty()) n = "(unnamed kernel)";
+    if (name_cache_.size() >= kMaxCacheEntries) name_cache_.clear();
+    it = name_cache_.emplace(raw, state_->GroupFor(n)).first;
+  }
+  last_name_ = raw;
+  last_group_ = it->second;
+  return state_->groups[it->second];
+}
+
+const TraceAccumulator::PathInfo& TraceAccumulator::PathOf(const std::string& nvtx_path) {
+  if (last_path_info_.range != nullptr && nvtx_path == last_path_) return last_path_info_;
+  auto it = path_cache_.find(nvtx_path);
+  if (it == path_cache_.end()) {
+    if (path_cache_.size() >= kMaxCacheEntries) path_cache_.clear();
+    RangeAcc* r = &state_->ranges[FoldNvtxPath(nvtx_path)];
+    it = path_cache_.emplace(nvtx_path, PathInfo{r, StepOfPath(nvtx_path)}).first;
+  }
+  last_path_ = nvtx_path;
+  last_path_info_ = it->second;
+  return last_path_info_;
+}
+
+// What every launch contributes, valid or not: the representative launch, classification's
+// tensor-pipe share and the work models for rooflines.
+void TraceAccumulator::AddLaunch(KernelGroup& g, uint32_t group, const proto::Activity& a) {
+  const LaunchKey key{trace_, a.start_ns(), a.device_id(), a.stream_id(),
+                      state_->traces[trace_].seq};
+  if (g.launches == 0 || key < g.rep_key) {
+    g.rep = a;
+    g.rep_key = key;
+  }
+  ++g.launches;
+  if (a.has_metrics() && a.metrics().has_tensor_pipe_pct()) {
+    double w = static_cast<double>(std::max<int64_t>(1, a.end_ns() - a.start_ns()));
+    g.class_tp_sum += a.metrics().tensor_pipe_pct() * w;
+    g.class_tp_weight += w;
+    if (!g.has_metrics_rep || key < g.metrics_key) {
+      g.metrics_rep = a.metrics();
+      g.metrics_key = key;
+      g.has_metrics_rep = true;
+    }
+  }
+  if (!HasUsableWork(a)) {
+    if (g.without_work++ == 0) g.work = WorkList();
+  } else if (g.without_work == 0) {
+    g.work.Add(LaunchWork{a.work().bytes(), a.work().flops(), a.work().compute_pipe()});
+  }
+}
+
+void TraceAccumulator::AddValidLaunch(KernelGroup& g, uint32_t group, const proto::Activity& a,
+                                      int64_t d) {
+  TraceState& t = state_->traces[trace_];
+  ++g.calls;
+  g.time_ns += static_cast<uint64_t>(d);
+  g.durations.Add(d);
+  UnionAcc& dev = DeviceUnion(a.device_id());
+  dev.busy.Add(a.start_ns(), a.end_ns());
+  dev.kernel_time_ns += static_cast<uint64_t>(d);
+  UnionAcc& stream = StreamUnion(a.device_id(), a.stream_id());
+  stream.busy.Add(a.start_ns(), a.end_ns());
+  stream.kernel_time_ns += static_cast<uint64_t>(d);
+  t.first_ns = std::min(t.first_ns, a.start_ns());
+  t.last_ns = std::max(t.last_ns, a.end_ns());
+  AddDevice(&g.devices, a.device_id());
+  AddTraceTime(&g.per_trace, trace_, 1, static_cast<uint64_t>(d));
+  if (!a.nvtx_path().empty()) {
+    const PathInfo& p = PathOf(a.nvtx_path());
+    p.range->time_ns += static_cast<uint64_t>(d);
+    p.range->calls += 1;
+    if (p.step >= 0) {
+      if (last_step_acc_ == nullptr || last_step_ != p.step) {
+        last_step_acc_ = &state_->steps[p.step];
+        last_step_ = p.step;
+      }
+      StepAcc& s = *last_step_acc_;
+      s.first_ns = std::min(s.first_ns, a.start_ns());
+      s.last_ns = std::max(s.last_ns, a.end_ns());
+      s.time_ns += static_cast<uint64_t>(d);
+      s.count += 1;
+      if (state_->timeline.Wants(p.step)) {
+        state_->timeline.Add(p.step,
+                             SampledLaunch{a.start_ns(), d, group, trace_, a.device_id(),
+                                           a.stream_id(), a.nvtx_path()},
+                             state_->names());
+      }
+    }
+  }
+  if (HasUsableWork(a)) {
+    g.work_bytes += a.work().bytes();
+    g.work_flops += a.work().flops();
+    g.work_time_ns += static_cast<double>(d);
+  }
+  if (a.has_metrics()) {
+    const proto::KernelMetrics& m = a.metrics();
+    if (m.has_tensor_pipe_pct()) { g.tp_sum += m.tensor_pipe_pct() * d; g.tp_weight += d; }
+    if (m.has_fma_pipe_pct()) { g.fma_sum += m.fma_pipe_pct() * d; g.fma_weight += d; }
+    if (m.has_dram_throughput_pct()) { g.dram_sum += m.dram_throughput_pct() * d; g.dram_weight += d; }
+  }
+}
+
+void AccumulateTrace(const proto::Trace& trace, ProfileState* state) {
+  TraceAccumulator acc(state);
+  importers::FeedTrace(trace, &acc);
+}
+
+}  // namespace qprof::aggregate

@@ -1,0 +1,208 @@
+// The aggregation state of a profile, built one record at a time.
+//
+// ProfileState holds everything the Profile's tables are made from, as running figures:
+// per kernel (normalised name) counts, time, min/max, a quantile sketch (quantiles.h),
+// duration-weighted metric sums, work models for rooflines (work_list.h), per-trace time;
+// per trace its header, interval unions per device and per stream (interval_union.h), span,
+// memcpy/memset time and "step N" ranges; over all traces the NVTX range table (folded
+// paths), per-step figures, a bounded timeline sample (timeline_sample.h) and the sums that
+// make the format ceilings. Nothing is kept per launch, so memory grows with the number of
+// distinct kernels, devices, streams, folded paths and steps, never with the number of
+// launches (a quantile or work list stops growing at its exact limit).
+//
+// TraceAccumulator is the importers' TraceSink that feeds one trace into a state; records
+// may come in any order. ProfileState::Merge appends another state's traces and combines
+// the rest; every figure merges exactly except where a component says otherwise, and a
+// state made by merging per-trace states equals, field for field, the one analysis of all
+// those traces builds (analysis/analyze.h analyses files that way). partial.h turns a state
+// into the versioned PartialProfile proto and back.
+//
+// Classification and ceilings are not done here: they need every launch of a kernel (the
+// metrics of its first launch, its time-weighted tensor-pipe share), so analysis/analyze.cc
+// runs them on the finished state, once per kernel; tables.h then emits the tables.
+#ifndef QPROF_ANALYSIS_AGGREGATE_ACCUMULATOR_H_
+#define QPROF_ANALYSIS_AGGREGATE_ACCUMULATOR_H_
+
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "analysis/aggregate/interval_union.h"
+#include "analysis/aggregate/quantiles.h"
+#include "analysis/aggregate/timeline_sample.h"
+#include "analysis/aggregate/work_list.h"
+#include "analysis/importers/common/trace_sink.h"
+#include "proto/trace.pb.h"
+
+namespace qprof::aggregate {
+
+// Order of launches across inputs; the smallest launch of a kernel is its representative.
+struct LaunchKey {
+  uint32_t trace = std::numeric_limits<uint32_t>::max();
+  int64_t start_ns = 0;
+  uint32_t device = 0;
+  uint64_t stream = 0;
+  uint64_t seq = 0;  // arrival within the trace
+  bool operator<(const LaunchKey& o) const {
+    return std::tie(trace, start_ns, device, stream, seq) <
+           std::tie(o.trace, o.start_ns, o.device, o.stream, o.seq);
+  }
+};
+
+struct TraceTime {
+  uint32_t trace = 0;
+  uint64_t calls = 0;
+  uint64_t time_ns = 0;
+};
+
+// All launches of one normalised kernel name.
+struct KernelGroup {
+  std::string name;
+  proto::Activity rep;                 // first launch (LaunchKey): what classification reads
+  LaunchKey rep_key;
+  bool has_metrics_rep = false;
+  proto::KernelMetrics metrics_rep;    // of the first launch with tensor_pipe_pct
+  LaunchKey metrics_key;
+  // Classification's measured tensor-pipe share: sum(pct * max(1, duration)) over every
+  // launch that has it, and the weight.
+  double class_tp_sum = 0, class_tp_weight = 0;
+  uint64_t launches = 0;               // every launch, end < start included
+  // Launches with end >= start:
+  uint64_t calls = 0;
+  uint64_t time_ns = 0;
+  DurationQuantiles durations;
+  double work_bytes = 0, work_flops = 0, work_time_ns = 0;  // those with a work model
+  double tp_sum = 0, tp_weight = 0, fma_sum = 0, fma_weight = 0, dram_sum = 0,
+         dram_weight = 0;
+  std::vector<uint32_t> devices;       // sorted
+  std::vector<TraceTime> per_trace;    // sorted by trace
+  // Every launch: work models for rooflines, and how many had none.
+  WorkList work;
+  uint64_t without_work = 0;
+};
+
+struct UnionAcc {
+  IntervalUnion busy;
+  uint64_t kernel_time_ns = 0;
+};
+
+struct StepRangeSpan {
+  int64_t start_ns = 0, end_ns = 0;
+};
+
+struct TraceState {
+  proto::TraceHeader header;
+  bool truncated = false;
+  std::string truncation_detail;
+  uint64_t kernel_records = 0;
+  int64_t first_ns = std::numeric_limits<int64_t>::max();
+  int64_t last_ns = std::numeric_limits<int64_t>::min();
+  std::map<uint32_t, UnionAcc> devices;
+  std::map<std::pair<uint32_t, uint64_t>, UnionAcc> streams;
+  uint64_t memcpy_ns = 0, memset_ns = 0;
+  std::map<int64_t, StepRangeSpan> step_ranges;  // first "step N" range of each step
+  uint64_t seq = 0;
+};
+
+struct RangeAcc {
+  uint64_t time_ns = 0;
+  uint64_t calls = 0;
+};
+
+struct StepAcc {
+  int64_t first_ns = std::numeric_limits<int64_t>::max();
+  int64_t last_ns = std::numeric_limits<int64_t>::min();
+  uint64_t time_ns = 0;
+  uint64_t count = 0;
+};
+
+struct StepWorkSums {
+  double weight_bytes = 0, other_bytes = 0, flops = 0;
+  uint64_t weight_launches = 0;
+};
+
+class ProfileState {
+ public:
+  std::vector<TraceState> traces;
+  std::vector<KernelGroup> groups;
+  std::map<std::string, RangeAcc> ranges;  // folded NVTX path
+  std::map<int64_t, StepAcc> steps;
+  TimelineSample timeline;
+  StepWorkSums step_work;
+  uint64_t dropped_negative = 0;           // kernel launches with end < start
+
+  // Group of a normalised name, created when new.
+  uint32_t GroupFor(const std::string& normalised);
+  const TimelineSample::Names& names() const { return names_; }
+  // Appends other's traces after ours and combines everything else.
+  void Merge(ProfileState&& other);
+
+ private:
+  std::unordered_map<std::string, uint32_t> group_index_;
+  TimelineSample::Names names_;  // groups[i].name, for the timeline's ordering
+};
+
+// Feeds one trace into a state (see importers/common/trace_sink.h for the call order).
+class TraceAccumulator : public importers::TraceSink {
+ public:
+  // `state` must outlive the accumulator. Reset() clears the whole state, so give each
+  // accumulator whose importer may reset (the file importers) a state of its own.
+  explicit TraceAccumulator(ProfileState* state) : state_(state) {}
+  void Begin(const proto::TraceHeader& header) override;
+  void Activity(const proto::Activity& a) override;
+  void Range(const proto::NvtxRange& r) override;
+  void End(const proto::TraceHeader& header, bool truncated,
+           const std::string& truncation_detail) override;
+  void Reset() override;
+  // Nothing here reads grid, block, registers or shared memory yet. (A per-kernel launch
+  // accumulator that does, e.g. for occupancy, turns this on.)
+  bool WantsLaunchConfig() const override { return false; }
+
+ private:
+  struct PathInfo {
+    RangeAcc* range;  // std::map nodes do not move
+    int64_t step;
+  };
+  KernelGroup& GroupOf(const proto::Activity& a);
+  const PathInfo& PathOf(const std::string& nvtx_path);
+  void AddLaunch(KernelGroup& g, uint32_t group, const proto::Activity& a);
+  void AddValidLaunch(KernelGroup& g, uint32_t group, const proto::Activity& a, int64_t d);
+  void AddStepWork(const proto::Activity& a);
+
+  UnionAcc& DeviceUnion(uint32_t device);
+  UnionAcc& StreamUnion(uint32_t device, uint64_t stream);
+  void ClearCaches();
+
+  ProfileState* state_;
+  uint32_t trace_ = 0;
+  // Caches over repeated strings, cleared when they grow past a bound.
+  std::unordered_map<std::string, uint32_t> name_cache_;
+  std::unordered_map<std::string, PathInfo> path_cache_;
+  // The last lookups: consecutive launches mostly share a name, path, device and stream.
+  std::string last_name_;
+  uint32_t last_group_ = UINT32_MAX;
+  std::string last_path_;
+  PathInfo last_path_info_{nullptr, -1};
+  uint32_t last_device_ = 0;
+  UnionAcc* last_device_union_ = nullptr;
+  std::pair<uint32_t, uint64_t> last_stream_{0, 0};
+  UnionAcc* last_stream_union_ = nullptr;
+  int64_t last_step_ = -1;
+  StepAcc* last_step_acc_ = nullptr;
+};
+
+// Replays a trace in memory into `state` as one more trace.
+void AccumulateTrace(const proto::Trace& trace, ProfileState* state);
+
+// Step number from an NVTX path with a component "step N" ("decode/step 12/layer 3" -> 12);
+// -1 when there is none.
+int64_t StepOfPath(const std::string& path);
+
+}  // namespace qprof::aggregate
+
+#endif  // QPROF_ANALYSIS_AGGREGATE_ACCUMULATOR_H_

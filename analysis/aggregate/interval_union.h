@@ -1,0 +1,56 @@
+// IntervalUnion: the length of the union of [start, end) intervals, streamed.
+//
+// Kernels on one device or stream mostly arrive in start order (importers read them per
+// stream, nsys rows and CUPTI buffers are in completion order), so the union is kept as a
+// sorted list of disjoint pieces to which an interval is merged at or near the tail. The
+// list holds at most kMaxPieces; past that the older half is folded into a running length
+// and forgotten, which bounds memory whatever the trace's length.
+//
+// Exactness: the result is the exact union length (touching intervals merge, as a sort and
+// sweep would) unless an interval starts before the folded part's end (it arrived more than
+// ~kMaxPieces / 2 gaps out of order). Such a late interval's part inside the folded region
+// may or may not have been covered; it is not added, and its length is added to
+// late_bound_ns() instead. So the true union lies in [length(), length() + late_bound_ns()].
+#ifndef QPROF_ANALYSIS_AGGREGATE_INTERVAL_UNION_H_
+#define QPROF_ANALYSIS_AGGREGATE_INTERVAL_UNION_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <utility>
+#include <vector>
+
+namespace qprof::aggregate {
+
+class IntervalUnion {
+ public:
+  static constexpr size_t kMaxPieces = 16384;  // 256 KiB per device or stream at most
+
+  // A union known only by its figures (read back from a partial profile); intervals added
+  // later that start before `last` count as late.
+  static IntervalUnion FromFigures(uint64_t length, uint64_t late_bound_ns, uint64_t count,
+                                   int64_t first, int64_t last);
+
+  // end >= start.
+  void Add(int64_t start, int64_t end);
+  uint64_t length() const;
+  uint64_t late_bound_ns() const { return late_bound_; }
+  uint64_t count() const { return count_; }       // intervals added
+  int64_t first() const { return first_; }         // earliest start (count() > 0)
+  int64_t last() const { return last_; }           // latest end (count() > 0)
+
+ private:
+  void Fold();
+
+  std::vector<std::pair<int64_t, int64_t>> pieces_;  // disjoint, sorted, not touching
+  uint64_t folded_ = 0;   // length of the pieces folded away
+  int64_t frontier_ = std::numeric_limits<int64_t>::min();  // end of the folded region
+  uint64_t late_bound_ = 0;
+  uint64_t count_ = 0;
+  int64_t first_ = std::numeric_limits<int64_t>::max();
+  int64_t last_ = std::numeric_limits<int64_t>::min();
+};
+
+}  // namespace qprof::aggregate
+
+#endif  // QPROF_ANALYSIS_AGGREGATE_INTERVAL_UNION_H_

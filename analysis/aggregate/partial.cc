@@ -1,0 +1,240 @@
+#include "analysis/aggregate/partial.h"
+
+#include <cstring>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "base/file_util.h"
+#include "base/status_macros.h"
+
+namespace qprof::aggregate {
+namespace {
+
+void KeyToProto(const LaunchKey& k, proto::LaunchOrder* out) {
+  out->set_trace(k.trace);
+  out->set_start_ns(k.start_ns);
+  out->set_device_id(k.device);
+  out->set_stream_id(k.stream);
+  out->set_seq(k.seq);
+}
+
+LaunchKey KeyFromProto(const proto::LaunchOrder& in) {
+  return LaunchKey{in.trace(), in.start_ns(), in.device_id(), in.stream_id(), in.seq()};
+}
+
+void UnionToProto(const UnionAcc& u, uint32_t device, uint64_t stream, proto::PartialUnion* out) {
+  out->set_device_id(device);
+  out->set_stream_id(stream);
+  out->set_busy_ns(u.busy.length());
+  out->set_late_bound_ns(u.busy.late_bound_ns());
+  out->set_kernel_time_ns(u.kernel_time_ns);
+  out->set_count(u.busy.count());
+  out->set_first_ns(u.busy.first());
+  out->set_last_ns(u.busy.last());
+}
+
+UnionAcc UnionFromProto(const proto::PartialUnion& in) {
+  UnionAcc u;
+  u.busy = IntervalUnion::FromFigures(in.busy_ns(), in.late_bound_ns(), in.count(),
+                                      in.first_ns(), in.last_ns());
+  u.kernel_time_ns = in.kernel_time_ns();
+  return u;
+}
+
+void TraceToProto(const TraceState& t, proto::PartialTrace* out) {
+  *out->mutable_header() = t.header;
+  out->set_truncated(t.truncated);
+  out->set_truncation_detail(t.truncation_detail);
+  out->set_kernel_records(t.kernel_records);
+  out->set_first_ns(t.first_ns);
+  out->set_last_ns(t.last_ns);
+  for (const auto& [id, u] : t.devices) UnionToProto(u, id, 0, out->add_devices());
+  for (const auto& [key, u] : t.streams) UnionToProto(u, key.first, key.second, out->add_streams());
+  out->set_memcpy_ns(t.memcpy_ns);
+  out->set_memset_ns(t.memset_ns);
+  for (const auto& [step, r] : t.step_ranges) {
+    proto::PartialStepRange* s = out->add_step_ranges();
+    s->set_step(step);
+    s->set_start_ns(r.start_ns);
+    s->set_end_ns(r.end_ns);
+  }
+  out->set_seq(t.seq);
+}
+
+TraceState TraceFromProto(const proto::PartialTrace& in) {
+  TraceState t;
+  t.header = in.header();
+  t.truncated = in.truncated();
+  t.truncation_detail = in.truncation_detail();
+  t.kernel_records = in.kernel_records();
+  t.first_ns = in.first_ns();
+  t.last_ns = in.last_ns();
+  for (const auto& u : in.devices()) t.devices[u.device_id()] = UnionFromProto(u);
+  for (const auto& u : in.streams()) t.streams[{u.device_id(), u.stream_id()}] = UnionFromProto(u);
+  t.memcpy_ns = in.memcpy_ns();
+  t.memset_ns = in.memset_ns();
+  for (const auto& s : in.step_ranges()) t.step_ranges[s.step()] = {s.start_ns(), s.end_ns()};
+  t.seq = in.seq();
+  return t;
+}
+
+void GroupToProto(const KernelGroup& g, proto::PartialKernel* out) {
+  out->set_name(g.name);
+  *out->mutable_rep() = g.rep;
+  KeyToProto(g.rep_key, out->mutable_rep_order());
+  out->set_metrics_rep_set(g.has_metrics_rep);
+  if (g.has_metrics_rep) *out->mutable_metrics_rep() = g.metrics_rep;
+  KeyToProto(g.metrics_key, out->mutable_metrics_order());
+  out->set_class_tp_sum(g.class_tp_sum);
+  out->set_class_tp_weight(g.class_tp_weight);
+  out->set_launches(g.launches);
+  out->set_calls(g.calls);
+  out->set_time_ns(g.time_ns);
+  g.durations.ToProto(out->mutable_durations());
+  out->set_work_bytes(g.work_bytes);
+  out->set_work_flops(g.work_flops);
+  out->set_work_time_ns(g.work_time_ns);
+  out->set_tp_sum(g.tp_sum);
+  out->set_tp_weight(g.tp_weight);
+  out->set_fma_sum(g.fma_sum);
+  out->set_fma_weight(g.fma_weight);
+  out->set_dram_sum(g.dram_sum);
+  out->set_dram_weight(g.dram_weight);
+  for (uint32_t d : g.devices) out->add_devices(d);
+  for (const TraceTime& t : g.per_trace) {
+    proto::PartialTraceTime* p = out->add_per_trace();
+    p->set_trace(t.trace);
+    p->set_calls(t.calls);
+    p->set_time_ns(t.time_ns);
+  }
+  g.work.ToProto(out->mutable_work());
+  out->set_without_work(g.without_work);
+}
+
+// False when the message does not describe a kernel of `traces` traces.
+bool GroupFromProto(const proto::PartialKernel& in, uint32_t traces, KernelGroup* g) {
+  g->rep = in.rep();
+  g->rep_key = KeyFromProto(in.rep_order());
+  g->has_metrics_rep = in.metrics_rep_set();
+  g->metrics_rep = in.metrics_rep();
+  g->metrics_key = KeyFromProto(in.metrics_order());
+  g->class_tp_sum = in.class_tp_sum();
+  g->class_tp_weight = in.class_tp_weight();
+  g->launches = in.launches();
+  g->calls = in.calls();
+  g->time_ns = in.time_ns();
+  g->durations = DurationQuantiles::FromProto(in.durations());
+  g->work_bytes = in.work_bytes();
+  g->work_flops = in.work_flops();
+  g->work_time_ns = in.work_time_ns();
+  g->tp_sum = in.tp_sum();
+  g->tp_weight = in.tp_weight();
+  g->fma_sum = in.fma_sum();
+  g->fma_weight = in.fma_weight();
+  g->dram_sum = in.dram_sum();
+  g->dram_weight = in.dram_weight();
+  g->devices.assign(in.devices().begin(), in.devices().end());
+  uint32_t last_trace = 0;
+  for (const proto::PartialTraceTime& t : in.per_trace()) {
+    if (t.trace() >= traces || (!g->per_trace.empty() && t.trace() <= last_trace)) return false;
+    last_trace = t.trace();
+    g->per_trace.push_back(TraceTime{t.trace(), t.calls(), t.time_ns()});
+  }
+  g->without_work = in.without_work();
+  if (!g->work.FromProto(in.work())) return false;
+  return g->launches > 0 && g->rep_key.trace < traces && g->calls <= g->launches &&
+         g->durations.Valid() && g->durations.count() == g->calls &&
+         (!g->has_metrics_rep || g->metrics_key.trace < traces) &&
+         std::is_sorted(g->devices.begin(), g->devices.end());
+}
+
+}  // namespace
+
+proto::PartialProfile ToPartial(const ProfileState& state) {
+  proto::PartialProfile out;
+  out.set_version(kPartialProfileVersion);
+  for (const TraceState& t : state.traces) TraceToProto(t, out.add_traces());
+  for (const KernelGroup& g : state.groups) GroupToProto(g, out.add_kernels());
+  for (const auto& [path, r] : state.ranges) {
+    proto::PartialRange* p = out.add_ranges();
+    p->set_path(path);
+    p->set_time_ns(r.time_ns);
+    p->set_calls(r.calls);
+  }
+  for (const auto& [n, s] : state.steps) {
+    proto::PartialStep* p = out.add_steps();
+    p->set_step(n);
+    p->set_first_ns(s.first_ns);
+    p->set_last_ns(s.last_ns);
+    p->set_time_ns(s.time_ns);
+    p->set_count(s.count);
+  }
+  state.timeline.ToProto(out.mutable_timeline());
+  proto::PartialStepWork* w = out.mutable_step_work();
+  w->set_weight_bytes(state.step_work.weight_bytes);
+  w->set_other_bytes(state.step_work.other_bytes);
+  w->set_flops(state.step_work.flops);
+  w->set_weight_launches(state.step_work.weight_launches);
+  out.set_dropped_negative(state.dropped_negative);
+  return out;
+}
+
+absl::StatusOr<ProfileState> FromPartial(const proto::PartialProfile& in, const std::string& what) {
+  if (in.version() != kPartialProfileVersion) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, ": partial profile version ", in.version(), "; this qprof reads version ",
+        kPartialProfileVersion, " (write it again with the same qprof as the merge)"));
+  }
+  auto bad = [&what](const std::string& why) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": inconsistent partial profile (", why, ")"));
+  };
+  if (in.traces_size() == 0) return bad("no traces");
+  ProfileState state;
+  for (const proto::PartialTrace& t : in.traces()) state.traces.push_back(TraceFromProto(t));
+  const uint32_t traces = static_cast<uint32_t>(state.traces.size());
+  for (const proto::PartialKernel& k : in.kernels()) {
+    uint32_t i = state.GroupFor(k.name());
+    if (state.groups[i].launches != 0) return bad(absl::StrCat("kernel \"", k.name(), "\" twice"));
+    if (!GroupFromProto(k, traces, &state.groups[i])) {
+      return bad(absl::StrCat("kernel \"", k.name(), "\""));
+    }
+  }
+  for (const proto::PartialRange& r : in.ranges()) state.ranges[r.path()] = {r.time_ns(), r.calls()};
+  for (const proto::PartialStep& s : in.steps()) {
+    state.steps[s.step()] = {s.first_ns(), s.last_ns(), s.time_ns(), s.count()};
+  }
+  if (!state.timeline.FromProto(in.timeline(), traces, state.names())) return bad("timeline");
+  const proto::PartialStepWork& w = in.step_work();
+  state.step_work = {w.weight_bytes(), w.other_bytes(), w.flops(), w.weight_launches()};
+  state.dropped_negative = in.dropped_negative();
+  return state;
+}
+
+bool LooksLikePartial(const std::string& head) {
+  return head.size() >= 8 && std::memcmp(head.data(), kPartialMagic, 8) == 0;
+}
+
+absl::Status WritePartialFile(const ProfileState& state, const std::string& path) {
+  std::string bytes(kPartialMagic, 8);
+  if (!ToPartial(state).AppendToString(&bytes)) {
+    return absl::InternalError(absl::StrCat(path, ": cannot serialize the partial profile"));
+  }
+  return WriteFileAtomic(path, bytes);
+}
+
+absl::StatusOr<ProfileState> ReadPartialFile(const std::string& path) {
+  ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
+  if (!LooksLikePartial(bytes)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": not a partial profile (written by `qprof analyze --partial`; it starts with \"",
+        kPartialMagic, "\")"));
+  }
+  proto::PartialProfile p;
+  if (bytes.size() - 8 > static_cast<size_t>(std::numeric_limits<int>::max()) ||
+      !p.ParseFromArray(bytes.data() + 8, static_cast<int>(bytes.size() - 8))) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": partial profile does not parse (cut short or damaged)"));
+  }
+  return FromPartial(p, path);
+}
+
+}  // namespace qprof::aggregate

@@ -1,0 +1,329 @@
+#include "analysis/aggregate/tables.h"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
+#include "proto/vocabulary.h"
+
+namespace qprof::aggregate {
+namespace {
+
+double Share(uint64_t t, uint64_t total) {
+  return total == 0 ? 0.0 : static_cast<double>(t) / static_cast<double>(total);
+}
+
+std::string RowProvenance(const proto::TraceHeader& h) {
+  return h.provenance() == proto::PROVENANCE_IMPORTED
+             ? "imported from " + h.source_path()
+             : std::string(ProvenanceLabel(h.provenance()));
+}
+
+proto::KernelRow KernelRowOf(const ProfileState& state, const KernelGroup& g,
+                             const GroupVerdict& v) {
+  proto::KernelRow row;
+  row.set_name(g.name);
+  row.set_class_(v.attribution.pipe_class());
+  row.set_role(v.attribution.role());
+  row.set_format(v.attribution.format());
+  row.set_evidence(v.attribution.evidence());
+  row.set_evidence_detail(v.attribution.evidence_detail());
+  row.set_kernel_id(v.kernel_id);
+  // Time figures come from the first launch's trace (all launches of a kernel normally
+  // share one provenance; mixed inputs are listed in Profile.sources).
+  row.set_provenance(RowProvenance(state.traces[g.rep_key.trace].header));
+  row.set_calls(g.calls);
+  row.set_time_ns(g.time_ns);
+  row.set_mean_ns(g.time_ns / g.calls);
+  row.set_median_ns(static_cast<uint64_t>(g.durations.Quantile(0.5)));
+  row.set_p90_ns(static_cast<uint64_t>(g.durations.Quantile(0.9)));
+  row.set_min_ns(static_cast<uint64_t>(g.durations.min()));
+  row.set_max_ns(static_cast<uint64_t>(g.durations.max()));
+  row.set_quantile_error(g.durations.relative_error());
+  if (g.tp_weight > 0) row.set_tensor_pipe_pct(g.tp_sum / g.tp_weight);
+  if (g.fma_weight > 0) row.set_fma_pipe_pct(g.fma_sum / g.fma_weight);
+  if (g.dram_weight > 0) row.set_dram_throughput_pct(g.dram_sum / g.dram_weight);
+  if (g.work_time_ns > 0) {
+    // Achieved rates over the launches that carry a work model: sum(bytes) / sum(time).
+    if (g.work_bytes > 0) row.set_achieved_gbps(g.work_bytes / g.work_time_ns);  // B/ns = GB/s
+    if (g.work_flops > 0) row.set_achieved_tflops(g.work_flops / g.work_time_ns / 1e3);
+    row.set_work_source("registry work model");
+  }
+  for (uint32_t d : g.devices) row.add_devices(d);
+  return row;
+}
+
+// Kernels by time (and the kernel totals they sum to).
+void EmitKernels(const ProfileState& state, const std::vector<GroupVerdict>& verdicts,
+                 proto::Profile* profile) {
+  std::vector<proto::KernelRow> rows;
+  uint64_t kernel_time = 0, kernel_count = 0;
+  for (size_t i = 0; i < state.groups.size(); ++i) {
+    const KernelGroup& g = state.groups[i];
+    if (g.calls == 0) continue;
+    rows.push_back(KernelRowOf(state, g, verdicts[i]));
+    kernel_time += g.time_ns;
+    kernel_count += g.calls;
+  }
+  proto::Totals* t = profile->mutable_totals();
+  t->set_kernel_time_ns(kernel_time);
+  t->set_kernel_count(kernel_count);
+  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+    return a.time_ns() != b.time_ns() ? a.time_ns() > b.time_ns() : a.name() < b.name();
+  });
+  for (auto& r : rows) {
+    r.set_share(Share(r.time_ns(), kernel_time));
+    *profile->add_kernels() = std::move(r);
+  }
+}
+
+// Classes in vocabulary order, then anything else; from the kernel rows.
+void EmitClasses(proto::Profile* profile) {
+  std::map<std::string, std::pair<uint64_t, uint64_t>> acc;  // time, calls
+  for (const proto::KernelRow& k : profile->kernels()) {
+    acc[k.class_()].first += k.time_ns();
+    acc[k.class_()].second += k.calls();
+  }
+  const uint64_t kernel_time = profile->totals().kernel_time_ns();
+  auto add = [&](const std::string& c) {
+    proto::ClassRow* row = profile->add_classes();
+    row->set_class_(c);
+    if (auto it = acc.find(c); it != acc.end()) {
+      row->set_time_ns(it->second.first);
+      row->set_calls(it->second.second);
+    }
+    row->set_share(Share(row->time_ns(), kernel_time));
+  };
+  for (std::string_view c : pipe::kAll) add(std::string(c));
+  for (const auto& [c, unused] : acc) {
+    if (!IsKnownPipeClass(c)) add(c);
+  }
+}
+
+// Roles by time, each with its dominant class; from the kernel rows.
+void EmitRoles(proto::Profile* profile) {
+  std::map<std::string, proto::RoleRow> acc;
+  for (const proto::KernelRow& k : profile->kernels()) {
+    proto::RoleRow& rr = acc[k.role()];
+    rr.set_role(k.role());
+    rr.set_time_ns(rr.time_ns() + k.time_ns());
+    rr.set_calls(rr.calls() + k.calls());
+    (*rr.mutable_class_time_ns())[k.class_()] += k.time_ns();
+  }
+  std::vector<proto::RoleRow> roles;
+  for (auto& [name, rr] : acc) {
+    rr.set_share(Share(rr.time_ns(), profile->totals().kernel_time_ns()));
+    uint64_t best = 0;
+    for (const auto& [cls, ns] : rr.class_time_ns()) {
+      if (ns > best) {
+        best = ns;
+        rr.set_class_(cls);
+      }
+    }
+    roles.push_back(std::move(rr));
+  }
+  std::sort(roles.begin(), roles.end(), [](const auto& a, const auto& b) {
+    return a.time_ns() != b.time_ns() ? a.time_ns() > b.time_ns() : a.role() < b.role();
+  });
+  for (auto& r : roles) *profile->add_roles() = std::move(r);
+}
+
+struct BusyFigures {
+  uint64_t busy = 0, idle = 0, late = 0;
+};
+
+BusyFigures BusyOf(const TraceState& t) {
+  BusyFigures f;
+  for (const auto& [id, u] : t.devices) {
+    uint64_t b = u.busy.length();
+    f.busy += b;
+    f.idle += static_cast<uint64_t>(u.busy.last() - u.busy.first()) - std::min(
+        b, static_cast<uint64_t>(u.busy.last() - u.busy.first()));
+    f.late += u.busy.late_bound_ns();
+  }
+  return f;
+}
+
+uint64_t SpanOf(const TraceState& t) {
+  return t.last_ns > t.first_ns ? static_cast<uint64_t>(t.last_ns - t.first_ns) : 0;
+}
+
+void EmitTotals(const ProfileState& state, proto::Profile* profile) {
+  proto::Totals* t = profile->mutable_totals();
+  uint64_t busy = 0, idle = 0, late = 0, span = 0, memcpy_ns = 0, memset_ns = 0;
+  for (const TraceState& tr : state.traces) {
+    BusyFigures f = BusyOf(tr);
+    busy += f.busy;
+    idle += f.idle;
+    late += f.late;
+    span += SpanOf(tr);
+    memcpy_ns += tr.memcpy_ns;
+    memset_ns += tr.memset_ns;
+  }
+  t->set_busy_time_ns(busy);
+  t->set_idle_ns(idle);
+  t->set_busy_time_error_ns(late);
+  t->set_span_ns(span);
+  t->set_memcpy_time_ns(memcpy_ns);
+  t->set_memset_time_ns(memset_ns);
+}
+
+// NVTX ranges by time.
+void EmitRanges(const ProfileState& state, proto::Profile* profile) {
+  std::vector<std::pair<std::string, RangeAcc>> rv(state.ranges.begin(), state.ranges.end());
+  std::sort(rv.begin(), rv.end(), [](const auto& a, const auto& b) {
+    return a.second.time_ns != b.second.time_ns ? a.second.time_ns > b.second.time_ns
+                                                : a.first < b.first;
+  });
+  const uint64_t kernel_time = profile->totals().kernel_time_ns();
+  for (const auto& [path, r] : rv) {
+    if (r.calls == 0) continue;
+    proto::RangeRow* row = profile->add_ranges();
+    row->set_path(path);
+    row->set_time_ns(r.time_ns);
+    row->set_calls(r.calls);
+    row->set_share(Share(r.time_ns, kernel_time));
+  }
+}
+
+void EmitStreams(const ProfileState& state, proto::Profile* profile) {
+  for (const TraceState& t : state.traces) {
+    for (const auto& [key, u] : t.streams) {
+      proto::StreamRow* s = profile->add_streams();
+      s->set_device_id(key.first);
+      s->set_stream_id(key.second);
+      s->set_kernel_time_ns(u.kernel_time_ns);
+      s->set_kernel_count(u.busy.count());
+      s->set_busy_time_ns(u.busy.length());
+    }
+  }
+}
+
+// Devices: those the traces declare, plus any seen only in records.
+void EmitDevices(const ProfileState& state, proto::Profile* profile) {
+  for (const TraceState& t : state.traces) {
+    std::map<uint32_t, const proto::DeviceInfo*> declared;
+    for (const auto& d : t.header.devices()) declared[d.id()] = &d;
+    std::map<uint32_t, bool> ids;
+    for (const auto& [id, d] : declared) ids[id] = true;
+    for (const auto& [id, u] : t.devices) ids[id] = true;
+    for (const auto& [id, unused] : ids) {
+      proto::ProfileDevice* pd = profile->add_devices();
+      pd->set_id(id);
+      if (auto it = declared.find(id); it != declared.end()) {
+        pd->set_name(it->second->name());
+        pd->set_arch(it->second->arch());
+        pd->set_kind(it->second->kind());
+      }
+      if (auto it = t.devices.find(id); it != t.devices.end()) {
+        pd->set_busy_time_ns(it->second.busy.length());
+        pd->set_kernel_time_ns(it->second.kernel_time_ns);
+      }
+    }
+  }
+}
+
+// Step spans: from the "step N" NVTX ranges when present (first trace that has them),
+// else from the first kernel start to the last kernel end of the step.
+std::map<int64_t, StepRangeSpan> StepRanges(const ProfileState& state) {
+  std::map<int64_t, StepRangeSpan> out;
+  for (const TraceState& t : state.traces) {
+    for (const auto& [s, r] : t.step_ranges) out.emplace(s, r);
+  }
+  return out;
+}
+
+uint64_t StepSpan(const std::map<int64_t, StepRangeSpan>& ranges, int64_t step,
+                  const StepAcc& s) {
+  auto it = ranges.find(step);
+  int64_t span = it != ranges.end() ? it->second.end_ns - it->second.start_ns
+                                    : s.last_ns - s.first_ns;
+  return static_cast<uint64_t>(std::max<int64_t>(0, span));
+}
+
+void EmitSteps(const ProfileState& state, const std::map<int64_t, StepRangeSpan>& ranges,
+               proto::Profile* profile) {
+  for (const auto& [n, s] : state.steps) {
+    proto::StepRow* row = profile->add_steps();
+    row->set_step(static_cast<uint32_t>(n));
+    row->set_span_ns(StepSpan(ranges, n, s));
+    row->set_kernel_time_ns(s.time_ns);
+    row->set_kernel_count(s.count);
+  }
+}
+
+// The step the timeline shows: the median step by span when the sample kept it, else the
+// kept step whose span is nearest (then the note says so).
+int64_t TimelineStep(const ProfileState& state, const std::map<int64_t, StepRangeSpan>& ranges,
+                     std::string* note) {
+  std::vector<std::pair<uint64_t, int64_t>> by_span;
+  for (const auto& [n, s] : state.steps) by_span.push_back({StepSpan(ranges, n, s), n});
+  std::sort(by_span.begin(), by_span.end());
+  const auto [median_span, median] = by_span[by_span.size() / 2];
+  std::vector<int64_t> kept = state.timeline.KeptSteps();
+  if (std::find(kept.begin(), kept.end(), median) != kept.end() || kept.empty()) return median;
+  int64_t best = kept.front();
+  uint64_t best_gap = UINT64_MAX;
+  for (int64_t k : kept) {
+    auto it = state.steps.find(k);
+    if (it == state.steps.end()) continue;
+    uint64_t span = StepSpan(ranges, k, it->second);
+    uint64_t gap = span > median_span ? span - median_span : median_span - span;
+    if (gap < best_gap) {
+      best_gap = gap;
+      best = k;
+    }
+  }
+  *note = absl::StrFormat(
+      "sampled: the timeline shows step %d, the kept step nearest in span to the median step "
+      "%d (%d of %d steps keep their kernels for the timeline: every %d-th, to bound memory)",
+      best, median, kept.size(), state.steps.size(), state.timeline.stride());
+  return best;
+}
+
+void EmitTimeline(const ProfileState& state, const std::vector<GroupVerdict>& verdicts,
+                  const std::map<int64_t, StepRangeSpan>& ranges, proto::Profile* profile) {
+  if (state.steps.empty()) return;
+  std::string note;
+  const int64_t rep = TimelineStep(state, ranges, &note);
+  auto launches = state.timeline.Step(rep, state.names());
+  if (!launches) return;
+  auto it = ranges.find(rep);
+  const int64_t origin = it != ranges.end() ? it->second.start_ns : state.steps.at(rep).first_ns;
+  for (const SampledLaunch& l : *launches) {
+    proto::TimelineEvent* e = profile->add_timeline();
+    e->set_name(state.groups[l.group].name);
+    e->set_device_id(l.device);
+    e->set_stream_id(l.stream);
+    e->set_start_ns(l.start_ns - origin);
+    e->set_dur_ns(l.dur_ns);
+    e->set_class_(verdicts[l.group].attribution.pipe_class());
+    e->set_role(verdicts[l.group].attribution.role());
+    e->set_nvtx_path(l.nvtx_path);
+  }
+  profile->set_timeline_note(note);
+}
+
+}  // namespace
+
+void EmitRanks(const ProfileState& state, const std::vector<GroupVerdict>& verdicts,
+               proto::Profile* profile);
+
+void EmitTables(const ProfileState& state, const std::vector<GroupVerdict>& verdicts,
+                proto::Profile* profile) {
+  EmitKernels(state, verdicts, profile);
+  EmitClasses(profile);
+  EmitRoles(profile);
+  EmitTotals(state, profile);
+  EmitRanges(state, profile);
+  EmitStreams(state, profile);
+  EmitDevices(state, profile);
+  const std::map<int64_t, StepRangeSpan> step_ranges = StepRanges(state);
+  EmitSteps(state, step_ranges, profile);
+  EmitTimeline(state, verdicts, step_ranges, profile);
+  EmitRanks(state, verdicts, profile);
+}
+
+}  // namespace qprof::aggregate

@@ -1,0 +1,39 @@
+// The tables of a Profile, emitted from a finished ProfileState (accumulator.h), one
+// function per table.
+//
+//   totals      kernel_time_ns = plain sum of kernel durations; busy_time_ns = union of
+//               kernel intervals per device (overlapping streams counted once), summed over
+//               devices; idle_ns = per-device span minus busy; span_ns = per trace first
+//               start to last end, summed over traces (traces have their own clocks);
+//               busy_time_error_ns = how much larger busy time may be when kernels came far
+//               out of order (interval_union.h; 0 almost always);
+//   classes, roles, kernels (sorted by time, descending), ranges (NVTX path with numbers
+//   folded), streams, steps (when "step N" ranges exist), timeline (kernels of the median
+//   step, relative to its start; timeline_note says when another step is shown), devices
+//   (busy and kernel time per device), ranks (one row per input trace, when there are
+//   several: see EmitRanks in tables.cc).
+// Shares are of totals.kernel_time_ns. Durations are end - start; launches with
+// end < start are left out (ProfileState::dropped_negative counts them for a warning).
+#ifndef QPROF_ANALYSIS_AGGREGATE_TABLES_H_
+#define QPROF_ANALYSIS_AGGREGATE_TABLES_H_
+
+#include <string>
+#include <vector>
+
+#include "analysis/aggregate/accumulator.h"
+#include "proto/profile.pb.h"
+
+namespace qprof::aggregate {
+
+// What analysis decided for one kernel group (analysis/analyze.cc), by group index.
+struct GroupVerdict {
+  proto::Attribution attribution;
+  std::string kernel_id;  // registry id when known
+};
+
+void EmitTables(const ProfileState& state, const std::vector<GroupVerdict>& verdicts,
+                proto::Profile* profile);
+
+}  // namespace qprof::aggregate
+
+#endif  // QPROF_ANALYSIS_AGGREGATE_TABLES_H_

@@ -1,0 +1,237 @@
+#include "analysis/importers/kineto/kineto_pending.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "absl/strings/str_cat.h"
+
+namespace qprof::importers {
+namespace {
+
+// Copy kind from a Kineto memcpy name: "Memcpy HtoD (Pageable -> Device)" -> "HtoD".
+std::string CopyKindFromName(std::string_view name) {
+  for (const char* k : {"HtoD", "DtoH", "DtoD", "HtoH", "PtoP", "HtoA", "AtoH", "AtoD", "DtoA"}) {
+    if (name.find(k) != std::string_view::npos) return k;
+  }
+  return "unknown";
+}
+
+}  // namespace
+
+uint32_t PendingTrace::NameIndex(const std::string& name) {
+  auto [it, inserted] = name_index_.try_emplace(name, static_cast<uint32_t>(names_.size()));
+  if (inserted) names_.push_back(&it->first);
+  return it->second;
+}
+
+void PendingTrace::AddGpu(KinetoEvent& e) {
+  PendingGpu p;
+  p.kind = e.kind == KinetoEventKind::kKernel   ? proto::ACTIVITY_KIND_KERNEL
+           : e.kind == KinetoEventKind::kMemcpy ? proto::ACTIVITY_KIND_MEMCPY
+                                                : proto::ACTIVITY_KIND_MEMSET;
+  p.name = NameIndex(e.name);
+  p.start = e.ts_ns;
+  p.end = e.ts_ns + e.dur_ns;
+  p.device = static_cast<uint32_t>(e.has_device ? e.device : e.pid_num);
+  p.stream = e.has_stream ? e.stream : e.tid_num;
+  p.correlation = e.correlation;
+  p.has_correlation = e.has_correlation;
+  std::copy(e.grid, e.grid + 3, p.grid);
+  std::copy(e.block, e.block + 3, p.block);
+  p.registers = e.registers;
+  p.shared_memory = e.shared_memory;
+  p.bytes = e.bytes;
+  if (!e.extra_args.empty()) {
+    p.args = static_cast<int32_t>(args_.size());
+    args_.push_back(std::move(e.extra_args));
+  }
+  gpu_.push_back(p);
+}
+
+void PendingTrace::AddLaunch(uint64_t correlation, ThreadKey thread, int64_t ts_ns) {
+  runtime_.push_back({correlation, thread, ts_ns});
+}
+
+void PendingTrace::AddCpuRange(ThreadKey thread, int64_t start, int64_t end,
+                               const std::string& name) {
+  cpu_ranges_.AddRange(thread, start, end, name);
+}
+
+void PendingTrace::AddGpuRange(ThreadKey stream, int64_t start, int64_t end,
+                               const std::string& name) {
+  gpu_ranges_.AddRange(stream, start, end, name);
+  ++gpu_range_count_;
+}
+
+void PendingTrace::AddProfilerRange(KinetoEvent& e) {
+  profiler_ranges_.push_back({e.name, e.ts_ns, std::move(e.metrics)});
+}
+
+// Launch context: GPU event -> its launch call (same correlation) -> thread and time -> the
+// annotation path open there; kernels with no such path take the GPU annotation open on
+// their stream.
+void PendingTrace::JoinLaunches() {
+  std::sort(runtime_.begin(), runtime_.end(),
+            [](const Runtime& a, const Runtime& b) { return a.correlation < b.correlation; });
+  for (PendingGpu& p : gpu_) {
+    if (!p.has_correlation) continue;
+    auto it = std::lower_bound(runtime_.begin(), runtime_.end(), p.correlation,
+                               [](const Runtime& r, uint64_t c) { return r.correlation < c; });
+    if (it == runtime_.end() || it->correlation != p.correlation) continue;
+    p.launch = static_cast<int32_t>(it - runtime_.begin());
+    p.path = cpu_ranges_.PathAt(it->thread, it->ts_ns);
+  }
+  if (gpu_range_count_ == 0) return;
+  for (PendingGpu& p : gpu_) {
+    if (p.kind != proto::ACTIVITY_KIND_KERNEL || p.path != nullptr) continue;
+    p.path = gpu_ranges_.PathAt({p.device, p.stream}, p.start);
+  }
+}
+
+// cuda_profiler_range events carry the counters of one kernel launch each; the i-th range
+// named N belongs to the i-th kernel named N in time order. Ranges with no such kernel
+// (range-profiler traces often hold no kernel events at all) become activities of
+// unspecified kind, so their metrics are kept without adding fake kernel time.
+void PendingTrace::AttachProfilerRanges(proto::CollectorStats* c) {
+  if (profiler_ranges_.empty()) return;
+  std::vector<uint32_t> order(gpu_.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [this](uint32_t a, uint32_t b) { return gpu_[a].start < gpu_[b].start; });
+  std::unordered_map<uint32_t, std::vector<uint32_t>> by_name;
+  for (uint32_t i : order) {
+    if (gpu_[i].kind == proto::ACTIVITY_KIND_KERNEL) by_name[gpu_[i].name].push_back(i);
+  }
+  std::stable_sort(profiler_ranges_.begin(), profiler_ranges_.end(),
+                   [](const ProfilerRange& a, const ProfilerRange& b) { return a.ts_ns < b.ts_ns; });
+  std::unordered_map<uint32_t, size_t> used;
+  int matched = 0, unmatched = 0;
+  for (size_t r = 0; r < profiler_ranges_.size(); ++r) {
+    const uint32_t name = NameIndex(profiler_ranges_[r].name);
+    PendingGpu* target = nullptr;
+    auto it = by_name.find(name);
+    if (it != by_name.end()) {
+      size_t& u = used[name];
+      if (u < it->second.size()) target = &gpu_[it->second[u++]];
+    }
+    if (target != nullptr) {
+      ++matched;
+    } else {
+      ++unmatched;
+      PendingGpu p;  // kind unspecified, device 0, zero duration at the range's time
+      p.name = name;
+      p.start = p.end = profiler_ranges_[r].ts_ns;
+      gpu_.push_back(p);
+      target = &gpu_.back();
+    }
+    target->metrics = static_cast<int32_t>(r);
+  }
+  c->set_metrics_available(true);
+  if (unmatched > 0) {
+    c->add_warnings(absl::StrCat(
+        unmatched, " of ", matched + unmatched,
+        " cuda_profiler_range counter records match no kernel event by name and order; kept as "
+        "activities of unspecified kind (their durations are range times, not kernel times)"));
+  }
+}
+
+// deviceProperties lists every GPU of the machine; keep those the trace used, and name the
+// ones it used but does not describe "unknown".
+void PendingTrace::DescribeDevices(proto::TraceHeader* header) const {
+  std::vector<uint32_t> seen;
+  for (const PendingGpu& p : gpu_) seen.push_back(p.device);
+  std::sort(seen.begin(), seen.end());
+  seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
+  auto* devs = header->mutable_devices();
+  if (!seen.empty()) {
+    for (int i = devs->size() - 1; i >= 0; --i) {
+      if (!std::binary_search(seen.begin(), seen.end(), devs->Get(i).id())) devs->DeleteSubrange(i, 1);
+    }
+  }
+  for (uint32_t id : seen) {
+    bool have = false;
+    for (const auto& d : header->devices()) have |= d.id() == id;
+    if (have) continue;
+    proto::DeviceInfo* d = header->add_devices();
+    d->set_id(id);
+    d->set_kind("gpu");
+    d->set_name("unknown");
+  }
+}
+
+void PendingTrace::FillActivity(const PendingGpu& p, int64_t base_ns, proto::Activity* a) const {
+  a->set_kind(p.kind);
+  a->set_name(*names_[p.name]);
+  a->set_start_ns(p.start + base_ns);
+  a->set_end_ns(p.end + base_ns);
+  if (p.kind == proto::ACTIVITY_KIND_UNSPECIFIED) {
+    (*a->mutable_args())["kineto_category"] = "cuda_profiler_range";
+  } else {
+    a->set_device_id(p.device);
+    a->set_stream_id(p.stream);
+    a->set_correlation_id(p.correlation);
+  }
+  if (p.kind == proto::ACTIVITY_KIND_KERNEL) {
+    a->mutable_grid()->set_x(p.grid[0]);
+    a->mutable_grid()->set_y(p.grid[1]);
+    a->mutable_grid()->set_z(p.grid[2]);
+    a->mutable_block()->set_x(p.block[0]);
+    a->mutable_block()->set_y(p.block[1]);
+    a->mutable_block()->set_z(p.block[2]);
+    a->set_registers_per_thread(p.registers);
+    // Kineto reports static + dynamic shared memory as one number.
+    a->set_static_shared_bytes(p.shared_memory);
+  } else if (p.kind != proto::ACTIVITY_KIND_UNSPECIFIED) {
+    a->set_bytes(p.bytes);
+    if (p.kind == proto::ACTIVITY_KIND_MEMCPY) a->set_copy_kind(CopyKindFromName(*names_[p.name]));
+  }
+  if (p.args >= 0) {
+    for (const auto& [k, v] : args_[static_cast<size_t>(p.args)]) (*a->mutable_args())[k] = v;
+  }
+  if (p.launch >= 0) {
+    const Runtime& r = runtime_[static_cast<size_t>(p.launch)];
+    a->set_pid(r.thread.pid);
+    a->set_tid(r.thread.tid);
+  }
+  if (p.path != nullptr) a->set_nvtx_path(*p.path);
+  if (p.metrics >= 0) {
+    proto::KernelMetrics* m = a->mutable_metrics();
+    m->set_source("kineto counters: cuda_profiler_range");
+    for (const auto& [k, v] : profiler_ranges_[static_cast<size_t>(p.metrics)].metrics) {
+      (*m->mutable_raw())[k] = v;
+    }
+  }
+}
+
+// Ranges, then the activities in (start, device, stream) order, as ImportFile documents.
+void PendingTrace::Emit(int64_t base_ns, proto::TraceHeader* header, TraceSink* sink) {
+  auto shifted = [base_ns, sink](const proto::NvtxRange& r) {
+    if (base_ns == 0) return sink->Range(r);
+    proto::NvtxRange s = r;
+    s.set_start_ns(r.start_ns() + base_ns);
+    s.set_end_ns(r.end_ns() + base_ns);
+    sink->Range(s);
+  };
+  cpu_ranges_.Build(shifted);
+  gpu_ranges_.Build(shifted);
+  JoinLaunches();
+  AttachProfilerRanges(header->mutable_collector());
+  DescribeDevices(header);
+  std::vector<uint32_t> order(gpu_.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [this](uint32_t x, uint32_t y) {
+    const PendingGpu& a = gpu_[x];
+    const PendingGpu& b = gpu_[y];
+    if (a.start != b.start) return a.start < b.start;
+    if (a.device != b.device) return a.device < b.device;
+    return a.stream < b.stream;
+  });
+  proto::Activity a;
+  for (uint32_t i : order) {
+    a.Clear();
+    FillActivity(gpu_[i], base_ns, &a);
+    sink->TakeActivity(&a);
+  }
+}
+
+}  // namespace qprof::importers

@@ -1,0 +1,94 @@
+// The GPU events of a Kineto document, kept compact until its end, and what resolves them.
+//
+// A kernel's launch call (cuda_runtime, same correlation id), the record_function ranges
+// that give its path, the counter ranges that carry its metrics and baseTimeNanoseconds may
+// all come after it in the document, so GPU events wait here in a compact form (about 100
+// bytes each, names interned) with the launch calls and ranges, and are resolved and handed
+// out at the end, in (start, device, stream) order:
+//   JoinLaunches          launch context: event -> launch call -> thread and time -> the
+//                         user_annotation path open there (else the GPU annotation on its
+//                         stream), as a separate step for launch-context additions;
+//   AttachProfilerRanges  the i-th cuda_profiler_range named N -> the i-th kernel named N;
+//   DescribeDevices       the devices the events used;
+//   Emit                  ranges, then activities, to the sink.
+#ifndef QPROF_ANALYSIS_IMPORTERS_KINETO_KINETO_PENDING_H_
+#define QPROF_ANALYSIS_IMPORTERS_KINETO_KINETO_PENDING_H_
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "analysis/importers/common/import_util.h"
+#include "analysis/importers/common/trace_sink.h"
+#include "analysis/importers/kineto/kineto_event.h"
+#include "proto/trace.pb.h"
+
+namespace qprof::importers {
+
+class PendingTrace {
+ public:
+  // A kernel, memcpy or memset event with valid times (may move from `e`).
+  void AddGpu(KinetoEvent& e);
+  void AddLaunch(uint64_t correlation, ThreadKey thread, int64_t ts_ns);
+  void AddCpuRange(ThreadKey thread, int64_t start, int64_t end, const std::string& name);
+  void AddGpuRange(ThreadKey stream, int64_t start, int64_t end, const std::string& name);
+  void AddProfilerRange(KinetoEvent& e);
+  size_t size() const { return gpu_.size(); }
+
+  // Resolves everything and hands it to `sink`, times shifted by `base_ns`; keeps the
+  // devices used in `header` and adds the counter-join statistics to its collector.
+  void Emit(int64_t base_ns, proto::TraceHeader* header, TraceSink* sink);
+
+ private:
+// A GPU event, compact, until the end of the file: its launch call, the annotations that
+  // give its path and the base time may all come later in the document.
+  struct PendingGpu {
+    int64_t start = 0, end = 0;  // ns, before baseTimeNanoseconds
+    uint64_t stream = 0, correlation = 0, bytes = 0;
+    uint32_t device = 0;
+    uint32_t name = 0;           // index into names_
+    proto::ActivityKind kind = proto::ACTIVITY_KIND_UNSPECIFIED;
+    bool has_correlation = false;
+    uint32_t grid[3] = {0, 0, 0}, block[3] = {0, 0, 0};
+    uint32_t registers = 0, shared_memory = 0;
+    int32_t args = -1;           // index into args_ (kernels with extra args)
+    int32_t metrics = -1;        // index into profiler_ranges_ (counters joined onto it)
+    int32_t launch = -1;         // index into runtime_ (after the join)
+    const std::string* path = nullptr;
+  };
+  
+  struct Runtime {
+    uint64_t correlation;
+    ThreadKey thread;
+    int64_t ts_ns;
+  };
+  
+  struct ProfilerRange {
+    std::string name;
+    int64_t ts_ns;
+    std::vector<std::pair<std::string, double>> metrics;
+  };
+
+  uint32_t NameIndex(const std::string& name);
+  void JoinLaunches();
+  void AttachProfilerRanges(proto::CollectorStats* collector);
+  void DescribeDevices(proto::TraceHeader* header) const;
+  void FillActivity(const PendingGpu& p, int64_t base_ns, proto::Activity* a) const;
+
+  std::deque<PendingGpu> gpu_;  // a deque: growing it never copies what it holds
+  std::unordered_map<std::string, uint32_t> name_index_;
+  std::vector<const std::string*> names_;
+  std::vector<std::vector<std::pair<std::string, std::string>>> args_;
+  std::vector<Runtime> runtime_;
+  RangeIndex cpu_ranges_;
+  RangeIndex gpu_ranges_;
+  size_t gpu_range_count_ = 0;
+  std::vector<ProfilerRange> profiler_ranges_;
+};
+
+}  // namespace qprof::importers
+
+#endif  // QPROF_ANALYSIS_IMPORTERS_KINETO_KINETO_PENDING_H_

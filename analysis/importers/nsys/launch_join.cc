@@ -1,0 +1,75 @@
+#include "analysis/importers/nsys/launch_join.h"
+
+#include <algorithm>
+
+#include "base/status_macros.h"
+
+namespace qprof::importers {
+namespace {
+
+uint32_t PidOf(int64_t global) { return static_cast<uint32_t>((global >> 24) & 0xFFFFFF); }
+
+}  // namespace
+
+absl::Status RuntimeJoin::Fill() {
+  while (in_windows_ < window_ && !exhausted_ && !failed_) {
+    ASSIGN_OR_RETURN(bool row, runtime_.Step());
+    if (!row) {
+      exhausted_ = true;
+      break;
+    }
+    Entry e{runtime_.Int(1), runtime_.Int(2), rows_++, runtime_.Int(0)};
+    Process& p = processes_[PidOf(e.gtid)];  // no pointer cache: Find's must stay valid
+    if (e.corr <= p.handed_until) {
+      failed_ = true;  // a row behind the window: the tables are too far out of order
+      break;
+    }
+    if (p.window.empty() || !(e < p.window.back())) {
+      p.window.push_back(e);
+    } else {
+      p.window.insert(std::upper_bound(p.window.begin(), p.window.end(), e), e);
+    }
+    ++in_windows_;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::optional<RuntimeJoin::Launch>> RuntimeJoin::Find(uint32_t pid,
+                                                                      int64_t correlation) {
+  RETURN_IF_ERROR(Fill());
+  if (last_process_ == nullptr || last_pid_ != pid) {
+    last_process_ = &processes_[pid];  // unordered_map nodes do not move
+    last_pid_ = pid;
+  }
+  Process& p = *last_process_;
+  // Hand over every row up to the id asked for, reading ahead as the window empties.
+  while (!failed_ && !p.window.empty() && p.window.front().corr <= correlation) {
+    const Entry e = p.window.front();
+    p.window.pop_front();
+    --in_windows_;
+    if (p.recent.empty() || p.recent.back().corr != e.corr) {  // else a later duplicate
+      p.recent.push_back(e);
+      if (p.recent.size() > recent_) {
+        p.dropped_until = p.recent.front().corr;
+        p.recent.pop_front();
+      }
+    }
+    RETURN_IF_ERROR(Fill());
+  }
+  if (failed_) return std::nullopt;
+  // From now on a row with an id up to this one would be out of order: Fill() checks it.
+  p.handed_until = std::max(p.handed_until, correlation);
+  if (correlation <= p.dropped_until) {
+    failed_ = true;  // asked for an id the recent list no longer holds
+    return std::nullopt;
+  }
+  if (!p.recent.empty() && p.recent.back().corr == correlation) {  // in order: the usual case
+    return Launch{p.recent.back().gtid, p.recent.back().start};
+  }
+  auto it = std::lower_bound(p.recent.begin(), p.recent.end(), correlation,
+                             [](const Entry& e, int64_t c) { return e.corr < c; });
+  if (it == p.recent.end() || it->corr != correlation) return std::nullopt;
+  return Launch{it->gtid, it->start};
+}
+
+}  // namespace qprof::importers
