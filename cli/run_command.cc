@@ -1,8 +1,8 @@
 // `qprof run`: run the bundled decode workload, write one trace per format and the reports.
 //
 // Structure (one function per stage, so other backends and outputs plug in):
-//   FormatsToRun -> RunFormat (runtime::RunDecode) -> WriteFormatTrace -> PrintSummary
-//   -> WriteRunReports (cli/run_reports.h: JSON, HTML, Perfetto per format; the diff).
+//   FormatsToRun -> RunFormat (runtime::RunOnBackends over cli/decode_backends.h)
+//   -> WriteFormatTrace -> PrintSummary -> WriteRunReports (cli/run_reports.h: JSON, HTML, Perfetto per format; the diff).
 // `both` runs MXFP4 then NVFP4 on the same seed: identical synthetic weights before
 // quantization, identical prompts and context lengths.
 #include <algorithm>
@@ -24,6 +24,7 @@
 #include "base/file_util.h"
 #include "base/status_macros.h"
 #include "cli/command.h"
+#include "cli/decode_backends.h"
 #include "cli/model_run.h"
 #include "cli/run_reports.h"
 #include "fmt/core.h"
@@ -71,8 +72,11 @@ absl::StatusOr<std::vector<runtime::RunResult>> RunFormat(const RunArgs& args,
     fmt::print(stderr, "[{}] +{:.1f} s {}\n", format, t, line);
   };
   fmt::print(stderr, "[{}] building weights and caches for model {} ...\n", format, o.model);
+  const std::vector<std::unique_ptr<runtime::DecodeBackend>> owned = MakeDecodeBackends();
+  std::vector<runtime::DecodeBackend*> backends;
+  for (const auto& b : owned) backends.push_back(b.get());
   ASSIGN_OR_RETURN(std::vector<runtime::RunResult> runs,
-                   runtime::RunDecodeBatches(o, args.batches));
+                   runtime::RunOnBackends(backends, o, args.batches));
   for (runtime::RunResult& r : runs) {
     r.trace.mutable_header()->mutable_run()->set_command_line(absl::StrJoin(args.argv, " "));
     r.trace.mutable_header()->mutable_run()->set_qprof_version(QPROF_VERSION);

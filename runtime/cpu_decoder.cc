@@ -53,7 +53,7 @@ RmsNormParams Norm(int rows, int cols, int stride, const Bf16Tensor& w, const fl
 
 CpuDecoder::CpuDecoder(const ModelWeights& weights, DecoderOptions options,
                        kernels::ThreadPool* pool)
-    : w_(weights), c_(weights.config), o_(std::move(options)), pool_(pool) {}
+    : w_(weights), c_(weights.arch), o_(std::move(options)), pool_(pool) {}
 
 size_t CpuDecoder::cache_bytes() const {
   size_t n = 0;

@@ -70,7 +70,7 @@ class CpuDecoder {
                             int topk);
 
   const ModelWeights& w_;
-  const ModelConfig& c_;
+  const ModelArch& c_;
   DecoderOptions o_;
   kernels::ThreadPool* pool_;
   int batch_ = 0;

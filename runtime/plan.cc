@@ -82,7 +82,7 @@ KernelChoice ChooseKernels(const RunOptions& o) {
   return k;
 }
 
-absl::Status ValidateRunOptions(const RunOptions& o, const ModelConfig& c) {
+absl::Status ValidateRunOptions(const RunOptions& o, const ModelArch& c) {
   if (o.format != "mxfp4" && o.format != "nvfp4") {
     return absl::InvalidArgumentError(
         absl::StrCat("unknown format '", o.format, "' (formats: mxfp4, nvfp4)"));
@@ -96,7 +96,7 @@ absl::Status ValidateRunOptions(const RunOptions& o, const ModelConfig& c) {
     return absl::InvalidArgumentError(
         absl::StrCat("unknown MLA kernel '", o.mla_kernel, "' (auto, simt, mma)"));
   }
-  RETURN_IF_ERROR(ValidateModelConfig(c, o.format));
+  RETURN_IF_ERROR(ValidateModelArch(c, o.format));
   if (o.batch < 1) return absl::InvalidArgumentError(absl::StrCat("batch ", o.batch, " < 1"));
   if (o.steps < 1) return absl::InvalidArgumentError(absl::StrCat("steps ", o.steps, " < 1"));
   if (o.context < 1) {
@@ -117,7 +117,7 @@ absl::Status ValidateRunOptions(const RunOptions& o, const ModelConfig& c) {
 }
 
 absl::StatusOr<proto::DecodePlan> PlanDecodeForConfig(const RunOptions& o,
-                                                      const ModelConfig& c) {
+                                                      const ModelArch& c) {
   RETURN_IF_ERROR(ValidateRunOptions(o, c));
   const KernelChoice choice = ChooseKernels(o);
   const int layers = o.layers > 0 ? o.layers : c.n_layers;
@@ -262,7 +262,7 @@ absl::StatusOr<proto::DecodePlan> PlanDecodeForConfig(const RunOptions& o,
 }
 
 absl::StatusOr<proto::DecodePlan> PlanDecode(const RunOptions& options) {
-  ASSIGN_OR_RETURN(ModelConfig c, LoadModelConfig(options.model));
+  ASSIGN_OR_RETURN(ModelArch c, LoadModelArch(options.model));
   return PlanDecodeForConfig(options, c);
 }
 

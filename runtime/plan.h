@@ -20,7 +20,7 @@
 
 #include "absl/status/status.h"
 #include "proto/plan.pb.h"
-#include "runtime/model_config.h"
+#include "runtime/model_arch.h"
 #include "runtime/run.h"
 
 namespace qprof::runtime {
@@ -33,7 +33,7 @@ std::vector<int> ContextLengths(int context, int batch);
 
 // Everything about RunOptions that is independent of weights: format, backend names,
 // batch, steps, context against max_seq_len, layers, tp against the shapes.
-absl::Status ValidateRunOptions(const RunOptions& o, const ModelConfig& c);
+absl::Status ValidateRunOptions(const RunOptions& o, const ModelArch& c);
 
 // Resolved kernel variants of a run.
 struct KernelChoice {
@@ -48,7 +48,7 @@ KernelChoice ChooseKernels(const RunOptions& o);
 double ExpectedUniqueExperts(int experts, int topk, int tokens);
 
 absl::StatusOr<proto::DecodePlan> PlanDecodeForConfig(const RunOptions& o,
-                                                      const ModelConfig& c);
+                                                      const ModelArch& c);
 
 }  // namespace qprof::runtime
 

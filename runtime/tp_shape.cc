@@ -8,7 +8,7 @@
 
 namespace qprof::runtime {
 
-absl::Status ValidateTensorParallel(const ModelConfig& c, int tp) {
+absl::Status ValidateTensorParallel(const ModelArch& c, int tp) {
   if (tp < 1) return absl::InvalidArgumentError(absl::StrCat("--tp ", tp, " must be >= 1"));
   if (c.n_heads % tp != 0) {
     return absl::InvalidArgumentError(absl::StrCat("--tp ", tp, ": n_heads ", c.n_heads,
@@ -31,7 +31,7 @@ absl::Status CheckTpDevices(int tp, int visible_gpus) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<TpSlice> MakeTpSlice(const ModelConfig& c, kernels::Fp4Format format, int tp,
+absl::StatusOr<TpSlice> MakeTpSlice(const ModelArch& c, kernels::Fp4Format format, int tp,
                                     int rank, int inter_multiple) {
   RETURN_IF_ERROR(ValidateTensorParallel(c, tp));
   if (rank < 0 || rank >= tp) {

@@ -22,7 +22,7 @@
 #include "runtime/cuda/tp_ops.h"
 #include "runtime/synthetic.h"
 
-namespace qprof::runtime {
+namespace qprof::runtime::cuda {
 namespace {
 
 namespace kc = kernels::cuda;
@@ -65,7 +65,7 @@ absl::Status WaitStream(cudaStream_t s, const PollFn& poll) {
 
 struct CudaDecoder::Impl {
   const ModelWeights& w;
-  const ModelConfig& c;
+  const ModelArch& c;
   CudaDecoderOptions o;
   std::shared_ptr<const DeviceModel> m;
   cudaStream_t stream = nullptr;
@@ -90,7 +90,7 @@ struct CudaDecoder::Impl {
   const PollFn* poll = nullptr;  // of the step in progress (all-reduces wait with it)
 
   Impl(const ModelWeights& weights, CudaDecoderOptions options)
-      : w(weights), c(weights.config), o(std::move(options)) {}
+      : w(weights), c(weights.arch), o(std::move(options)) {}
 
   // Shares of this rank (the whole model when tp == 1; runtime/tp_partition.h).
   bool Tp() const { return o.tp.tp > 1; }
@@ -387,7 +387,7 @@ absl::StatusOr<std::unique_ptr<CudaDecoder>> CudaDecoder::Create(const ModelWeig
                                                                  const CudaDecoderOptions& options) {
   auto impl = std::make_unique<Impl>(weights, options);
   Impl& d = *impl;
-  const ModelConfig& c = d.c;
+  const ModelArch& c = d.c;
   d.B = static_cast<int>(options.context_lengths.size());
   if (d.B < 1) return absl::InvalidArgumentError("cuda decoder: empty batch");
   const int max_len = *std::max_element(options.context_lengths.begin(), options.context_lengths.end());
@@ -507,4 +507,4 @@ absl::Status CudaDecoder::Step(int step, const std::vector<int32_t>& tokens,
   return absl::OkStatus();
 }
 
-}  // namespace qprof::runtime
+}  // namespace qprof::runtime::cuda

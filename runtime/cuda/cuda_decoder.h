@@ -17,7 +17,7 @@
 #include "runtime/model_weights.h"
 #include "runtime/tp_partition.h"
 
-namespace qprof::runtime {
+namespace qprof::runtime::cuda {
 
 // Called while a rank waits on the device (between cudaStreamQuery polls): non-OK means
 // give up now (RankGroup::Waiter::Poll). Empty: wait without polling.
@@ -87,6 +87,6 @@ class CudaDecoder {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace qprof::runtime
+}  // namespace qprof::runtime::cuda
 
 #endif  // QPROF_RUNTIME_CUDA_CUDA_DECODER_H_

@@ -13,7 +13,7 @@
 #define QPROF_NCCL_BUILD_DIR ""
 #endif
 
-namespace qprof::runtime {
+namespace qprof::runtime::cuda {
 namespace {
 
 template <typename F>
@@ -123,4 +123,4 @@ void NcclComms::Abort(int rank) {
   comms_[rank] = nullptr;
 }
 
-}  // namespace qprof::runtime
+}  // namespace qprof::runtime::cuda

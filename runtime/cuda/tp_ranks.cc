@@ -18,7 +18,7 @@
 #include "runtime/cuda/nccl_comms.h"
 #endif
 
-namespace qprof::runtime {
+namespace qprof::runtime::cuda {
 namespace {
 
 int64_t NowNs() {
@@ -133,7 +133,7 @@ absl::Status TpRanks::CreateDecoders(const CudaDecoderOptions& options) {
 absl::StatusOr<std::unique_ptr<TpRanks>> TpRanks::Create(const ModelWeights& full,
                                                          const CudaDecoderOptions& options,
                                                          const TpOptions& tp) {
-  RETURN_IF_ERROR(ValidateTensorParallel(full.config, tp.tp));
+  RETURN_IF_ERROR(ValidateTensorParallel(full.arch, tp.tp));
   auto ranks = std::unique_ptr<TpRanks>(new TpRanks());
   TpRanks& t = *ranks;
   t.full_ = &full;
@@ -201,7 +201,7 @@ absl::StatusOr<std::unique_ptr<TpRanks>> TpRanks::Create(const ModelWeights& ful
   const int moe_granule = MoeInterGranule(options.moe_backend);
   t.slices_.reserve(tp.tp);  // decoders keep references: no reallocation
   for (int r = 0; r < tp.tp; ++r) {
-    ASSIGN_OR_RETURN(TpSlice slice, MakeTpSlice(full.config, full.format, tp.tp, r, moe_granule));
+    ASSIGN_OR_RETURN(TpSlice slice, MakeTpSlice(full.arch, full.format, tp.tp, r, moe_granule));
     ASSIGN_OR_RETURN(ModelWeights w, SliceWeights(full, slice));
     t.slice_.push_back(slice);
     t.slices_.push_back(std::move(w));
@@ -264,4 +264,4 @@ size_t TpRanks::cache_bytes() const {
   return b;
 }
 
-}  // namespace qprof::runtime
+}  // namespace qprof::runtime::cuda

@@ -91,7 +91,7 @@ TEST(RunDecodeTest, DeterministicForASeedAndDifferentAcrossSeeds) {
 
 TEST(CpuDecoderTest, SlotAndGroupedPathsAgreeUpToSummationOrder) {
   for (auto fmt : {kernels::Fp4Format::kMxfp4, kernels::Fp4Format::kNvfp4}) {
-    ModelConfig c = *PresetConfig("tiny");
+    ModelArch c = *PresetArch("tiny");
     kernels::ThreadPool pool(2);
     auto w = MakeSyntheticWeights(c, fmt, 0, 7, &pool);
     ASSERT_TRUE(w.ok()) << w.status();

@@ -60,7 +60,7 @@ TEST_P(PlanFactsTest, PlanIsRankZeroOfTheRuntimeSplit) {
   o.tp = c.tp;
   auto plan = PlanDecode(o);
   ASSERT_TRUE(plan.ok()) << plan.status();
-  const ModelConfig cfg = *LoadModelConfig(c.model);
+  const ModelArch cfg = *LoadModelArch(c.model);
   const kernels::Fp4Format fmt =
       std::string(c.format) == "mxfp4" ? kernels::Fp4Format::kMxfp4 : kernels::Fp4Format::kNvfp4;
   auto slice = MakeTpSlice(cfg, fmt, c.tp, 0, MoeInterGranule(plan->moe_backend()));
@@ -116,7 +116,7 @@ INSTANTIATE_TEST_SUITE_P(
 
 // The plan's shapes are those of the weights SliceWeights gives rank 0 (tiny, built here).
 TEST(PlanFactsWeightsTest, ShapesMatchTheSlicedWeights) {
-  const ModelConfig cfg = *LoadModelConfig("tiny");
+  const ModelArch cfg = *LoadModelArch("tiny");
   kernels::ThreadPool pool(2);
   for (const char* format : {"mxfp4", "nvfp4"}) {
     const kernels::Fp4Format fmt =

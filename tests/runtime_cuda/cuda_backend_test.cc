@@ -1,4 +1,4 @@
-// The CUDA backend through runtime::RunDecode. Everywhere: a clear "no CUDA device" error
+// The CUDA backend through runtime::RunOnBackends (as `qprof run` chooses it). Everywhere: a clear "no CUDA device" error
 // without a GPU, and `auto` falling back to the CPU. With a GPU (label gpu):
 //  - --check on the CUDA backend replays the run's inputs on the CPU backend with the same
 //    weights: the first step agrees everywhere and each later step at most one near-tie
@@ -15,7 +15,8 @@
 
 #include "gtest/gtest.h"
 #include "kernels/registry/registry.h"
-#include "runtime/cuda/cuda_run.h"
+#include "runtime/cuda/cuda_backend.h"
+#include "tests/runtime_cuda/backends.h"
 #include "runtime/run.h"
 
 namespace qprof {
@@ -24,27 +25,28 @@ namespace {
 #define SKIP_WITHOUT_GPU()                                                       \
   do {                                                                           \
     std::string why_;                                                            \
-    if (!runtime::CudaDevicePresent(&why_)) GTEST_SKIP() << "no CUDA device: " << why_; \
+    if (!runtime::cuda::CudaDevicePresent(&why_)) GTEST_SKIP() << "no CUDA device: " << why_; \
   } while (0)
 
 TEST(CudaBackendTest, WithoutGpuSaysNoCudaDevice) {
   std::string why;
-  if (runtime::CudaDevicePresent(&why)) GTEST_SKIP() << "a GPU is present";
+  if (runtime::cuda::CudaDevicePresent(&why)) GTEST_SKIP() << "a GPU is present";
   runtime::RunOptions o;
   o.backend = "cuda";
   o.model = "tiny";
   o.steps = 1;
   o.batch = 2;
-  auto r = runtime::RunDecode(o);
+  auto r = testing::RunOnBackends(o);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(std::string(r.status().message()).find("no CUDA device: "), std::string::npos)
       << r.status();
-  EXPECT_FALSE(runtime::CudaBackendUsable(&why));
+  EXPECT_EQ(runtime::cuda::MakeCudaBackend()->Probe(&why),
+            runtime::DecodeBackend::Availability::kAbsent);
   EXPECT_EQ(why.rfind("no CUDA device: ", 0), 0u) << why;
   // auto falls back to the CPU backend, silently (no GPU at all is no news).
   o.backend = "auto";
-  auto cpu = runtime::RunDecode(o);
+  auto cpu = testing::RunOnBackends(o);
   ASSERT_TRUE(cpu.ok()) << cpu.status();
   EXPECT_EQ(cpu->trace.header().run().backend(), "cpu");
   EXPECT_TRUE(cpu->backend_note.empty()) << cpu->backend_note;
@@ -75,7 +77,7 @@ TEST_P(CudaVsCpuTest, CheckAgainstTheCpuBackendOnTheSameWeights) {
   SKIP_WITHOUT_GPU();
   runtime::RunOptions o = Options(GetParam());
   o.check = true;
-  auto gpu = runtime::RunDecode(o);
+  auto gpu = testing::RunOnBackends(o);
   ASSERT_TRUE(gpu.ok()) << gpu.status();
   ASSERT_TRUE(gpu->check_vs_cpu.has_value());
   ASSERT_TRUE(gpu->check.has_value());
@@ -104,10 +106,10 @@ TEST_P(CudaVsCpuTest, CheckAgainstTheCpuBackendOnTheSameWeights) {
 TEST_P(CudaVsCpuTest, GraphReplaysGiveTheEagerTokensWithPerLayerRanges) {
   SKIP_WITHOUT_GPU();
   runtime::RunOptions o = Options(GetParam());
-  auto eager = runtime::RunDecode(o);
+  auto eager = testing::RunOnBackends(o);
   ASSERT_TRUE(eager.ok()) << eager.status();
   o.cuda_graph = true;
-  auto graph = runtime::RunDecode(o);
+  auto graph = testing::RunOnBackends(o);
   ASSERT_TRUE(graph.ok()) << graph.status();
   EXPECT_EQ(graph->tokens, eager->tokens) << "a CUDA-graph step decoded other tokens";
   const auto& h = graph->trace.header();
@@ -131,7 +133,7 @@ TEST_P(CudaVsCpuTest, StepZeroIsThePlanKernelForKernel) {
   SKIP_WITHOUT_GPU();
   runtime::RunOptions o = Options(GetParam());
   o.steps = 2;
-  auto gpu = runtime::RunDecode(o);
+  auto gpu = testing::RunOnBackends(o);
   ASSERT_TRUE(gpu.ok()) << gpu.status();
   o.target_arch = gpu->trace.header().run().extra().at("device_arch");
   o.moe_backend = gpu->moe_backend_used;
@@ -161,7 +163,7 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(CudaBatchSweepTest, SharedWeightsDecodeWhatSeparateRunsDecode) {
   SKIP_WITHOUT_GPU();
   runtime::RunOptions o = Options({"tiny", "nvfp4", "slot_gemv"});
-  auto sweep = runtime::RunDecodeBatches(o, {1, 3});
+  auto sweep = testing::RunBatchesOnBackends(o, {1, 3});
   ASSERT_TRUE(sweep.ok()) << sweep.status();
   ASSERT_EQ(sweep->size(), 2u);
   EXPECT_FALSE((*sweep)[0].trace.header().setup().weights_reused());
@@ -169,7 +171,7 @@ TEST(CudaBatchSweepTest, SharedWeightsDecodeWhatSeparateRunsDecode) {
   EXPECT_GT((*sweep)[0].trace.header().setup().upload_ns(), 0u);
   EXPECT_EQ((*sweep)[1].trace.header().run().batch(), 3u);
   o.batch = 3;
-  auto alone = runtime::RunDecode(o);
+  auto alone = testing::RunOnBackends(o);
   ASSERT_TRUE(alone.ok()) << alone.status();
   EXPECT_EQ((*sweep)[1].tokens, alone->tokens);
 }
