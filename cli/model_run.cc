@@ -15,6 +15,7 @@
 #include "base/status_macros.h"
 #include "fmt/core.h"
 #include "proto/trace_io.h"
+#include "runtime/plan.h"
 
 namespace qprof::cli {
 namespace {

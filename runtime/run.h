@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "proto/plan.pb.h"
 #include "proto/trace.pb.h"
 
 namespace qprof::runtime {
@@ -72,15 +71,6 @@ absl::StatusOr<RunResult> RunDecode(const RunOptions& options);
 // with that batch would write, with TraceHeader.setup.weights_reused set after the first.
 absl::StatusOr<std::vector<RunResult>> RunDecodeBatches(const RunOptions& options,
                                                         const std::vector<int>& batches);
-
-// The kernel sequence of one decode step with shapes and work models, without weights.
-absl::StatusOr<proto::DecodePlan> PlanDecode(const RunOptions& options);
-
-// The MoE path `auto` picks for a format on an arch (the rule of the user's story):
-// mxfp4 -> slot_gemv; nvfp4 -> fp4_mma where native FP4 MMA exists (sm_100a, sm_120a),
-// else w4a16_mma.
-std::string ResolveMoeBackend(const std::string& format, const std::string& requested,
-                              const std::string& arch);
 
 }  // namespace qprof::runtime
 

@@ -17,6 +17,7 @@
 #include "kernels/registry/registry.h"
 #include "runtime/cuda/cuda_backend.h"
 #include "tests/runtime_cuda/backends.h"
+#include "runtime/plan.h"
 #include "runtime/run.h"
 
 namespace qprof {
