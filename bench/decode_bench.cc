@@ -80,7 +80,6 @@ int main(int argc, char** argv) {
           runtime::DecoderOptions o;
           o.context_lengths = runtime::ContextLengths(256, batch);
           o.max_steps = steps + 1;
-          o.moe_grouped = grouped;
           o.moe_kernel_id = std::string(grouped ? "moe.w4a16_mma." : "moe.slot_gemv.") +
                             kernels::FormatName(fmt);
           o.mla_kernel_id = "attn.sparse_mla.simt";

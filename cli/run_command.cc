@@ -19,6 +19,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "base/absl_fmt.h"
 #include "base/file_util.h"
@@ -28,6 +29,7 @@
 #include "cli/model_run.h"
 #include "cli/run_reports.h"
 #include "fmt/core.h"
+#include "kernels/registry/dispatch.h"
 #include "proto/trace_io.h"
 #include "runtime/run.h"
 
@@ -312,26 +314,34 @@ void RegisterRunCommand(CLI::App& app, CommandRunner& runner) {
                   "Context length of the first sequence; the others spread down to half")
       ->check(CLI::Range(1, 1 << 24))
       ->capture_default_str();
+  // The choices and the rule come from the kernel registry (kernels/registry/dispatch.h).
   cmd->add_option("--moe-backend", o.moe_backend,
-                  "MoE kernel path: auto (mxfp4 -> slot_gemv, nvfp4 -> w4a16_mma or fp4_mma), "
-                  "slot_gemv, w4a16_mma, fp4_mma (on the CPU both MMA paths run the grouped "
-                  "kernel); with --backend model a comma list models each path")
+                  absl::StrCat("MoE kernel path: ", kernels::MoeBackendChoices(),
+                               ". auto: mxfp4 -> slot_gemv; nvfp4 -> fp4_mma where a kernel "
+                               "for the GPU exists, else w4a16_mma (on the CPU the MMA paths "
+                               "run the grouped kernel); with --backend model a comma list "
+                               "models each path"))
       ->check(CLI::Validator(
           [](std::string& value) -> std::string {
             for (absl::string_view item : absl::StrSplit(value, ',')) {
-              if (item != "auto" && item != "slot_gemv" && item != "w4a16_mma" &&
-                  item != "fp4_mma") {
-                return absl::StrCat("'", std::string(item),
-                                    "' is not one of auto, slot_gemv, w4a16_mma, fp4_mma");
-              }
+              auto k = kernels::ResolveMoeVariant("mxfp4", std::string(item), "");
+              if (!k.ok()) return std::string(k.status().message());
             }
             return std::string();
           },
-          "auto|slot_gemv|w4a16_mma|fp4_mma[,...]"))
+          absl::StrCat(absl::StrReplaceAll(kernels::MoeBackendChoices(), {{", ", "|"}}), "[,...]")))
       ->capture_default_str();
   cmd->add_option("--mla-kernel", o.mla_kernel,
-                  "Sparse-MLA variant recorded: auto (simt with slot_gemv, else mma), simt, mma")
-      ->check(CLI::IsMember({"auto", "simt", "mma"}))
+                  absl::StrCat("Sparse-MLA variant: ", kernels::MlaKernelChoices(),
+                               ". auto: the one on the MoE path's pipe (simt with slot_gemv, "
+                               "else mma)"))
+      ->check(CLI::Validator(
+          [](std::string& value) -> std::string {
+            const kernels::KernelInfo* moe = *kernels::ResolveMoeVariant("mxfp4", "auto", "");
+            auto k = kernels::ResolveMlaVariant(value, *moe);
+            return k.ok() ? std::string() : std::string(k.status().message());
+          },
+          absl::StrReplaceAll(kernels::MlaKernelChoices(), {{", ", "|"}})))
       ->capture_default_str();
   cmd->add_option("--layers", o.layers, "Run only the first N layers (0 = all)")
       ->check(CLI::NonNegativeNumber);

@@ -18,30 +18,26 @@
 namespace qprof::runtime {
 namespace {
 
-DecoderOptions CpuDecoderOptions(const RunOptions& o) {
-  const KernelChoice choice = ChooseKernels(o);
+DecoderOptions CpuDecoderOptions(const RunOptions& o, const KernelChoice& choice) {
   DecoderOptions d;
   d.context_lengths = ContextLengths(o.context, o.batch);
   d.max_steps = o.steps;
   d.moe_kernel_id = choice.moe_id;
-  d.moe_grouped = choice.moe_backend != "slot_gemv";
   d.mla_kernel_id = choice.mla_id;
   d.seed = o.seed;
   return d;
 }
 
 // What the CPU backend's trace says about itself besides RunInfo.
-void AddCpuHeader(const RunOptions& options, const KernelChoice& choice,
-                  const DecoderOptions& dopt, int threads, proto::TraceHeader* h) {
+void AddCpuHeader(const KernelChoice& choice, int threads, proto::TraceHeader* h) {
   auto& extra = *h->mutable_run()->mutable_extra();
   extra["cpu_threads"] = absl::StrCat(threads);
-  extra["moe_cpu_kernel"] =
-      absl::StrCat(dopt.moe_grouped ? "moe.grouped." : "moe.slot_gemv.", options.format);
+  extra["moe_cpu_kernel"] = choice.moe_cpu_kernel;
   h->add_notes("CPU backend: kernel times are host CPU measurements (steady clock); pipe "
                "classes are those of the registered CUDA kernels on a GPU (evidence: registry)");
-  if (dopt.moe_grouped) {
+  if (choice.moe_grouped()) {
     h->add_notes(absl::StrCat("MoE path ", choice.moe_backend, ": on the CPU it runs the grouped "
-                              "kernel moe.grouped.", options.format,
+                              "kernel ", choice.moe_cpu_kernel,
                               " (args.cpu_kernel); names are the CUDA kernel's"));
   } else {
     h->add_notes("MoE path slot_gemv: one (token, expert) slot at a time, weights decoded per "
@@ -56,8 +52,8 @@ void AddCpuHeader(const RunOptions& options, const KernelChoice& choice,
 absl::StatusOr<RunResult> RunCpuBatch(const RunOptions& options, const ModelArch& arch,
                                       const ModelWeights& weights, kernels::ThreadPool* pool,
                                       proto::RunSetup setup, int64_t run_start) {
-  const KernelChoice choice = ChooseKernels(options);
-  const DecoderOptions dopt = CpuDecoderOptions(options);
+  ASSIGN_OR_RETURN(const KernelChoice choice, ChooseKernels(options));
+  const DecoderOptions dopt = CpuDecoderOptions(options, choice);
   const int64_t caches_start = profiler::HostNowNs();
   CpuDecoder decoder(weights, dopt, pool);
   RETURN_IF_ERROR(decoder.Init());
@@ -94,7 +90,7 @@ absl::StatusOr<RunResult> RunCpuBatch(const RunOptions& options, const ModelArch
   facts.kv_cache_bytes = decoder.cache_bytes();
   FillRunInfo(options, arch, weights, loop, facts, h->mutable_run());
   *h->mutable_setup() = setup;
-  AddCpuHeader(options, choice, dopt, pool->size(), h);
+  AddCpuHeader(choice, pool->size(), h);
   result.tokens = std::move(loop.tokens);
   if (options.check) {
     ASSIGN_OR_RETURN(CheckResult cr, ReplayOnCpu(weights, options, /*fp32_experts=*/true,
@@ -148,7 +144,8 @@ absl::StatusOr<CheckResult> ReplayOnCpu(const ModelWeights& weights, const RunOp
                                         const std::vector<std::vector<int32_t>>& inputs,
                                         const std::vector<std::vector<float>>& logits,
                                         const std::vector<std::vector<int32_t>>& tokens) {
-  DecoderOptions o = CpuDecoderOptions(options);
+  ASSIGN_OR_RETURN(const KernelChoice choice, ChooseKernels(options));
+  DecoderOptions o = CpuDecoderOptions(options, choice);
   o.dense_fp32_experts = fp32_experts;
   kernels::ThreadPool pool(options.threads);
   CpuDecoder ref(weights, o, &pool);

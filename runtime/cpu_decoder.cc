@@ -13,7 +13,7 @@
 #include "kernels/moe/moe_cpu.h"
 #include "kernels/registry/registry.h"
 #include "proto/vocabulary.h"
-#include "runtime/synthetic.h"
+#include "runtime/prompt_cache.h"
 
 namespace qprof::runtime {
 namespace {
@@ -63,7 +63,13 @@ kernels::RmsNormParams NormParams(int rows, int cols, int stride, const Bf16Tens
 
 CpuDecoder::CpuDecoder(const ModelWeights& weights, DecoderOptions options,
                        kernels::ThreadPool* pool)
-    : w_(weights), c_(weights.arch), o_(std::move(options)), pool_(pool) {}
+    : w_(weights), c_(weights.arch), o_(std::move(options)), pool_(pool) {
+  const kernels::KernelInfo* moe = kernels::KernelRegistry::Global().Find(o_.moe_kernel_id);
+  moe_cpu_kernel_ = moe == nullptr || moe->cpu_stand_in.empty() ? o_.moe_kernel_id
+                                                                 : moe->cpu_stand_in;
+  const kernels::KernelInfo* cpu = kernels::KernelRegistry::Global().Find(moe_cpu_kernel_);
+  moe_grouped_ = cpu != nullptr && cpu->family == "moe.grouped";
+}
 
 size_t CpuDecoder::cache_bytes() const {
   size_t n = 0;
@@ -73,6 +79,11 @@ size_t CpuDecoder::cache_bytes() const {
 }
 
 absl::Status CpuDecoder::Init() {
+  const kernels::KernelInfo* moe = kernels::KernelRegistry::Global().Find(o_.moe_kernel_id);
+  if (moe == nullptr || !moe->has_cpu || moe->role != role::kMoeExperts) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("decoder: '", o_.moe_kernel_id, "' is not a MoE variant the CPU can run"));
+  }
   batch_ = static_cast<int>(o_.context_lengths.size());
   if (batch_ < 1) return absl::InvalidArgumentError("decoder: empty batch");
   int max_len = *std::max_element(o_.context_lengths.begin(), o_.context_lengths.end());
@@ -81,25 +92,8 @@ absl::Status CpuDecoder::Init() {
   const int B = batch_, D = c_.dim, dqk = c_.d_qk(), Di = c_.index_head_dim;
   kv_.assign(w_.layers, {});
   ikey_.assign(w_.layers, {});
-  // Prompt rows: latent and rope parts ~N(0,1) like the normalised latents the model
-  // writes; index keys likewise. Rows past the prompt stay zero until appended.
-  std::vector<float> row(std::max(dqk, Di));
   for (int l = 0; l < w_.layers; ++l) {
-    kv_[l].assign(static_cast<size_t>(B) * stride_ * dqk, 0);
-    ikey_[l].assign(static_cast<size_t>(B) * stride_ * Di, 0);
-    SynthSpec kvs{o_.seed, absl::StrCat("cache.layers.", l, ".kv"), int64_t{B} * stride_, dqk,
-                  1.0f};
-    SynthSpec iks{o_.seed, absl::StrCat("cache.layers.", l, ".index_k"),
-                  int64_t{B} * stride_, Di, 1.0f};
-    for (int b = 0; b < B; ++b) {
-      for (int t = 0; t < o_.context_lengths[b]; ++t) {
-        int64_t r = int64_t{b} * stride_ + t;
-        SynthRows(kvs, r, r + 1, row.data());
-        kernels::FloatToBf16N(row.data(), dqk, &kv_[l][r * dqk]);
-        SynthRows(iks, r, r + 1, row.data());
-        kernels::FloatToBf16N(row.data(), Di, &ikey_[l][r * Di]);
-      }
-    }
+    FillPromptCache(o_.seed, l, o_.context_lengths, stride_, dqk, Di, &kv_[l], &ikey_[l]);
   }
   base_lens_.assign(o_.context_lengths.begin(), o_.context_lengths.end());
   lens_ = base_lens_;

@@ -29,8 +29,8 @@ namespace qprof::runtime {
 struct DecoderOptions {
   std::vector<int> context_lengths;  // prompt length per sequence (batch = size)
   int max_steps = 0;                 // cache rows reserved beyond the prompt
-  std::string moe_kernel_id;         // registry id recorded for routed/shared experts
-  bool moe_grouped = false;          // CPU implementation: grouped (true) or slot GEMV
+  std::string moe_kernel_id;         // registry id recorded for routed/shared experts; the
+                                     // CPU kernel is its registry stand-in (or itself)
   std::string mla_kernel_id;         // "attn.sparse_mla.simt" or ".mma"
   uint64_t seed = 1;                 // prompt cache contents (and reference experts)
   bool dense_fp32_experts = false;   // reference mode (synthetic weights only)
@@ -82,6 +82,8 @@ class CpuDecoder {
   int batch_ = 0;
   int stride_ = 0;     // cache rows per sequence
   int out_topk_ = 0;   // width of the indexer's selection
+  std::string moe_cpu_kernel_;  // "moe.slot_gemv.<fmt>" or "moe.grouped.<fmt>" (registry)
+  bool moe_grouped_ = false;
   std::vector<std::vector<uint16_t>> kv_;     // [layer][B, stride, d_qk]
   std::vector<std::vector<uint16_t>> ikey_;   // [layer][B, stride, index_dim]
   std::vector<int32_t> lens_;                 // cached tokens per sequence (this layer's view)

@@ -58,11 +58,7 @@ absl::Status CpuDecoder::Experts(const StepLaunch& l, profiler::HostCollector* c
         "decode step ", StepOpName(l.op), ": described ", l.shape.at("experts"), " experts of "
         "width ", l.shape.at("inter"), ", weights ", p.experts, " of width ", p.inter));
   }
-  const std::string cpu_kernel =
-      o_.dense_fp32_experts
-          ? "dense_fp32_reference"
-          : absl::StrCat(o_.moe_grouped ? "moe.grouped." : "moe.slot_gemv.",
-                         kernels::FormatName(w_.format));
+  const std::string cpu_kernel = o_.dense_fp32_experts ? "dense_fp32_reference" : moe_cpu_kernel_;
   kernels::KernelShape shape = l.shape;  // with the experts this batch really hit
   shape["unique_experts"] = kernels::CountUniqueExperts(p.topk_ids, B, p.topk, p.experts);
   return Run(col, l.kernel_id, shape,
@@ -70,7 +66,7 @@ absl::Status CpuDecoder::Experts(const StepLaunch& l, profiler::HostCollector* c
                if (o_.dense_fp32_experts) {
                  return DenseExperts(l.layer, shared, p.topk_ids, p.topk_weights, p.topk);
                }
-               return o_.moe_grouped ? kernels::MoeGroupedCpu(p) : kernels::MoeSlotGemvCpu(p);
+               return moe_grouped_ ? kernels::MoeGroupedCpu(p) : kernels::MoeSlotGemvCpu(p);
              },
              cpu_kernel);
 }

@@ -8,18 +8,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "kernels/registry/dispatch.h"
 #include "kernels/registry/registry.h"
 #include "kernels/registry/work_models.h"
 #include "runtime/tp_shape.h"
 
 namespace qprof::runtime {
 namespace {
-
-bool IsNativeFp4Arch(const std::string& arch) {
-  // Block-scaled FP4 MMA: tcgen05 on sm_100a/sm_103a, mma.sync kind::mxf4nvf4 on sm_120a.
-  return arch.rfind("sm_100", 0) == 0 || arch.rfind("sm_103", 0) == 0 ||
-         arch.rfind("sm_120", 0) == 0 || arch.rfind("sm_121", 0) == 0;
-}
 
 // One planned kernel: a launch of the step description with its registry facts and work.
 void AddPlanned(const StepLaunch& l, const std::string& step, proto::DecodePlan* plan) {
@@ -40,20 +35,16 @@ void AddPlanned(const StepLaunch& l, const std::string& step, proto::DecodePlan*
 
 }  // namespace
 
-std::string ResolveMoeBackend(const std::string& format, const std::string& requested,
-                              const std::string& arch) {
-  if (requested != "auto" && !requested.empty()) return requested;
-  if (format == "mxfp4") return "slot_gemv";
-  return IsNativeFp4Arch(arch) ? "fp4_mma" : "w4a16_mma";
-}
-
-KernelChoice ChooseKernels(const RunOptions& o) {
+absl::StatusOr<KernelChoice> ChooseKernels(const RunOptions& o) {
+  ASSIGN_OR_RETURN(const kernels::KernelInfo* moe,
+                   kernels::ResolveMoeVariant(o.format, o.moe_backend, o.target_arch));
+  ASSIGN_OR_RETURN(const kernels::KernelInfo* mla,
+                   kernels::ResolveMlaVariant(o.mla_kernel, *moe));
   KernelChoice k;
-  k.moe_backend = ResolveMoeBackend(o.format, o.moe_backend, o.target_arch);
-  k.moe_id = absl::StrCat("moe.", k.moe_backend, ".", o.format);
-  std::string mla = o.mla_kernel;
-  if (mla.empty() || mla == "auto") mla = k.moe_backend == "slot_gemv" ? "simt" : "mma";
-  k.mla_id = absl::StrCat("attn.sparse_mla.", mla);
+  k.moe_backend = kernels::MoePathOf(*moe);
+  k.moe_id = moe->id;
+  k.mla_id = mla->id;
+  k.moe_cpu_kernel = moe->cpu_stand_in.empty() ? moe->id : moe->cpu_stand_in;
   return k;
 }
 
@@ -62,15 +53,7 @@ absl::Status ValidateRunOptions(const RunOptions& o, const ModelArch& c) {
     return absl::InvalidArgumentError(
         absl::StrCat("unknown format '", o.format, "' (formats: mxfp4, nvfp4)"));
   }
-  const std::string& mb = o.moe_backend;
-  if (mb != "auto" && mb != "slot_gemv" && mb != "w4a16_mma" && mb != "fp4_mma") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "unknown MoE backend '", mb, "' (auto, slot_gemv, w4a16_mma, fp4_mma)"));
-  }
-  if (o.mla_kernel != "auto" && o.mla_kernel != "simt" && o.mla_kernel != "mma") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("unknown MLA kernel '", o.mla_kernel, "' (auto, simt, mma)"));
-  }
+  RETURN_IF_ERROR(ChooseKernels(o).status());  // the registry's choices, on o.target_arch
   RETURN_IF_ERROR(ValidateModelArch(c, o.format));
   if (o.batch < 1) return absl::InvalidArgumentError(absl::StrCat("batch ", o.batch, " < 1"));
   if (o.steps < 1) return absl::InvalidArgumentError(absl::StrCat("steps ", o.steps, " < 1"));
@@ -103,7 +86,7 @@ absl::StatusOr<StepDims> StepDimsFor(const RunOptions& o, const ModelArch& c,
   // rank 0 when the split does not fit the kernel's granule). tp 1: the whole model.
   ASSIGN_OR_RETURN(d.slice, MakeTpSlice(c, o.format == "mxfp4" ? kernels::Fp4Format::kMxfp4
                                                                : kernels::Fp4Format::kNvfp4,
-                                        o.tp, rank, MoeInterGranule(choice.moe_backend)));
+                                        o.tp, rank, MoeInterGranule(choice.moe_id)));
   d.lens = ContextLengths(o.context, o.batch);
   for (int& len : d.lens) len += step;
   return d;
@@ -156,7 +139,7 @@ void AddPlanNotes(const RunOptions& o, const ModelArch& c, const KernelChoice& c
 absl::StatusOr<proto::DecodePlan> PlanDecodeStep(const RunOptions& o, const ModelArch& c,
                                                  int step) {
   RETURN_IF_ERROR(ValidateRunOptions(o, c));
-  const KernelChoice choice = ChooseKernels(o);
+  ASSIGN_OR_RETURN(const KernelChoice choice, ChooseKernels(o));
   ASSIGN_OR_RETURN(const StepDims dims, StepDimsFor(o, c, choice, step, /*rank=*/0));
   proto::DecodePlan plan;
   plan.set_model(c.name);

@@ -30,13 +30,18 @@ namespace qprof::runtime {
 // batch, steps, context against max_seq_len, layers, tp against the shapes.
 absl::Status ValidateRunOptions(const RunOptions& o, const ModelArch& c);
 
-// Resolved kernel variants of a run.
+// Resolved kernel variants of a run, by the registry (kernels/registry/dispatch.h).
 struct KernelChoice {
-  std::string moe_backend;   // slot_gemv | w4a16_mma | fp4_mma
-  std::string moe_id;        // registry id, e.g. "moe.slot_gemv.mxfp4"
-  std::string mla_id;        // "attn.sparse_mla.simt" | "attn.sparse_mla.mma"
+  std::string moe_backend;     // the MoE path: slot_gemv | w4a16_mma | fp4_mma
+  std::string moe_id;          // registry id, e.g. "moe.slot_gemv.mxfp4"
+  std::string mla_id;          // "attn.sparse_mla.simt" | "attn.sparse_mla.mma"
+  std::string moe_cpu_kernel;  // what runs the MoE path on the host CPU: the path itself
+                               // ("moe.slot_gemv.mxfp4") or its stand-in ("moe.grouped.nvfp4")
+  bool moe_grouped() const { return moe_cpu_kernel.rfind("moe.grouped.", 0) == 0; }
 };
-KernelChoice ChooseKernels(const RunOptions& o);
+// `auto` resolves for o.target_arch ("" on the host: the portable choice); a named path
+// must have code for a known target arch. InvalidArgument naming the registry's choices.
+absl::StatusOr<KernelChoice> ChooseKernels(const RunOptions& o);
 
 // The step description's dimensions for rank `rank` of a run with `o` at decode step
 // `step` (the cached tokens have grown by `step`).
@@ -50,11 +55,6 @@ absl::StatusOr<proto::DecodePlan> PlanDecodeForConfig(const RunOptions& o,
 // PlanDecodeForConfig with the model of options.model (step 0, weight-free).
 absl::StatusOr<proto::DecodePlan> PlanDecode(const RunOptions& options);
 
-// The MoE path `auto` picks for a format on an arch (the rule of the user's story):
-// mxfp4 -> slot_gemv; nvfp4 -> fp4_mma where native FP4 MMA exists (sm_100a, sm_120a),
-// else w4a16_mma.
-std::string ResolveMoeBackend(const std::string& format, const std::string& requested,
-                              const std::string& arch);
 
 }  // namespace qprof::runtime
 

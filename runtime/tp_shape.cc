@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "kernels/registry/registry.h"
 
 namespace qprof::runtime {
 
@@ -57,10 +58,11 @@ absl::StatusOr<TpSlice> MakeTpSlice(const ModelArch& c, kernels::Fp4Format forma
   return s;
 }
 
-int MoeInterGranule(const std::string& moe_backend) {
-  if (moe_backend == "w4a16_mma") return 256;
-  if (moe_backend == "fp4_mma") return 128;
-  return 32;  // slot_gemv
+int MoeInterGranule(const std::string& moe_id) {
+  const kernels::KernelInfo* k = kernels::KernelRegistry::Global().Find(moe_id);
+  if (k == nullptr) return 1;
+  auto it = k->shape_multiples.find("inter");
+  return it == k->shape_multiples.end() ? 1 : it->second;
 }
 
 }  // namespace qprof::runtime

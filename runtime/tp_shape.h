@@ -39,11 +39,13 @@ absl::Status CheckTpDevices(int tp, int visible_gpus);
 absl::StatusOr<TpSlice> MakeTpSlice(const ModelArch& c, kernels::Fp4Format format, int tp,
                                     int rank, int inter_multiple = 1);
 
-// Granule of the expert intermediate width a CUDA MoE path takes (the rule of
-// kernels::cuda::CheckMoeCuda: 32 slot_gemv, 128 fp4_mma, 256 w4a16_mma); the shared
-// expert is split only in multiples of it. CudaDecoder::Create probes the real check, so
-// a drift here becomes a clear error, not a wrong result.
-int MoeInterGranule(const std::string& moe_backend);
+// Granule of the expert intermediate width a CUDA MoE variant takes (its registry entry's
+// shape_multiples["inter"], the rule of kernels::cuda::CheckMoeCuda: 32 slot_gemv, 128
+// fp4_mma, 256 w4a16_mma; 1 for an id without one); the shared expert is split only in
+// multiples of it. CudaDecoder::Create probes the real check, so a drift here becomes a
+// clear error, not a wrong result (and tests/kernels_cuda/moe_dispatch_test.cc holds the
+// registry to the check).
+int MoeInterGranule(const std::string& moe_id);
 
 }  // namespace qprof::runtime
 

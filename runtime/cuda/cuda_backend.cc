@@ -22,6 +22,7 @@
 #include "profiler/cupti/cupti_collector.h"
 #include "runtime/cpu_backend.h"
 #include "runtime/cuda/cuda_decoder.h"
+#include "runtime/cuda/cuda_trace.h"
 #include "runtime/cuda/device_probe.h"
 #include "runtime/cuda/host/graph_paths.h"
 #include "runtime/cuda/tp_ranks.h"
@@ -47,8 +48,7 @@ CudaDecoderOptions DecoderOptionsFor(const RunOptions& o, const KernelChoice& ch
   CudaDecoderOptions d;
   d.context_lengths = ContextLengths(o.context, o.batch);
   d.max_steps = o.steps;
-  d.moe_backend = choice.moe_backend;
-  d.mla_tensor = choice.mla_id == "attn.sparse_mla.mma";
+  d.choice = choice;
   d.seed = o.seed;
   d.cuda_graph = o.cuda_graph;
   return d;
@@ -81,6 +81,16 @@ void AttributeReplays(const TpRanks& ranks, proto::Trace* trace) {
   }
 }
 
+// Each step's expected kernels on device `device_id`: the launch list of the rank on it.
+StepKernelsFn RankLaunches(const TpRanks& ranks) {
+  return [&ranks](int step, uint32_t device_id) -> absl::StatusOr<std::vector<StepKernels>> {
+    for (int r = 0; r < ranks.tp(); ++r) {
+      if (ranks.devices()[r] == static_cast<int>(device_id)) return ranks.rank(r).Launches(step);
+    }
+    return ranks.rank(0).Launches(step);  // a device the run did not use: rank 0's shapes
+  };
+}
+
 // The CUPTI collector of one batch, started; null with the reason in *note when CUPTI
 // cannot trace here (the run goes on without kernel records).
 std::unique_ptr<profiler::Collector> StartCupti(std::string* note) {
@@ -97,48 +107,6 @@ std::unique_ptr<profiler::Collector> StartCupti(std::string* note) {
     return nullptr;
   }
   return std::move(*collector);
-}
-
-// Leading steps left out of tokens/s: step 0 loads modules lazily; with a graph, step 1
-// captures and instantiates it. Too few steps: everything is timed (and a note says so).
-int WarmupSteps(const RunOptions& o) {
-  const int wanted = o.cuda_graph ? 2 : 1;
-  return o.steps > wanted ? wanted : 0;
-}
-
-// The CUDA-specific parts of the trace header (RunInfo is FillRunInfo's).
-void AddCudaHeader(const RunOptions& options, const TpRanks& ranks, int warmup,
-                   proto::TraceHeader* h) {
-  auto& extra = *h->mutable_run()->mutable_extra();
-  extra["cuda_graph"] = options.cuda_graph ? "true" : "false";
-  extra["device_arch"] = options.target_arch;
-  extra["device_bytes"] = absl::StrCat(ranks.device_bytes());
-  if (options.tp > 1) {
-    extra["tp_token_mismatch_steps"] = absl::StrCat(ranks.token_mismatch_steps());
-    extra["tp_all_reduce"] = ranks.all_reduce_name();
-    extra["tp_devices"] = absl::StrJoin(ranks.devices(), ",");
-    h->add_notes(absl::StrCat(
-        "tensor parallel over ", options.tp, " ranks (GPUs ", absl::StrJoin(ranks.devices(), ","),
-        ", one host thread per rank, all-reduce: ", ranks.all_reduce_name(),
-        "): heads and routed experts split across ranks, FP32 all-reduce of the hidden state "
-        "after attention and after the MoE (range decode/step N/layer L/comm); tokens are "
-        "rank 0's; sizes are summed over ranks"));
-  }
-  h->add_notes(absl::StrCat(
-      "CUDA backend: kernel records from CUPTI activity tracing (measured on the GPU); "
-      "tokens/s from the host wall time of ", options.steps - warmup, " steady-state steps, "
-      "leaving out ", warmup, " warm-up step(s) (",
-      options.cuda_graph ? "lazy module loading, graph capture and instantiation"
-                         : "lazy module loading", ")",
-      warmup == 0 ? "; too few steps to leave any out: the figure includes the warm-up" : ""));
-  if (options.cuda_graph) {
-    const CudaGraphInfo& g = ranks.rank(0).graph_info();
-    h->add_notes(absl::StrFormat(
-        "CUDA graph: step 0 eager, step 1 captured (%.2f ms) and instantiated (%.2f ms, %d "
-        "nodes), later steps replay it",
-        g.capture_ns * 1e-6, g.instantiate_ns * 1e-6, g.nodes));
-  }
-  h->add_notes(kSyntheticPromptNote);
 }
 
 // --check: the run's inputs replayed on the CPU, with the same weights, then FP32 experts.
@@ -182,12 +150,9 @@ absl::StatusOr<RunResult> RunCudaBatch(const RunOptions& options, const ModelArc
   }
   RETURN_IF_ERROR(loop_status);
 
-  const int warmup = WarmupSteps(options);
+  const int warmup = CudaWarmupSteps(options);
   uint64_t timed_ns = 0;
   for (int s = warmup; s < static_cast<int>(loop.step_ns.size()); ++s) timed_ns += loop.step_ns[s];
-  proto::TraceHeader* h = result.trace.mutable_header();
-  h->set_schema_version(1);
-  h->set_provenance(proto::PROVENANCE_MEASURED_GPU);  // also when CUPTI recorded nothing
   RunFacts facts;
   facts.backend = "cuda";
   facts.choice = choice;
@@ -195,16 +160,17 @@ absl::StatusOr<RunResult> RunCudaBatch(const RunOptions& options, const ModelArc
   facts.wall_time_ns = timed_ns;
   facts.setup_wall_ns = static_cast<uint64_t>(setup_wall_ns);
   facts.kv_cache_bytes = ranks->cache_bytes();
-  FillRunInfo(options, arch, weights, loop, facts, h->mutable_run());
-  const CudaGraphInfo& g = ranks->rank(0).graph_info();
-  setup.set_graph_capture_ns(static_cast<uint64_t>(g.capture_ns));
-  setup.set_graph_instantiate_ns(static_cast<uint64_t>(g.instantiate_ns));
-  setup.set_graph_nodes(static_cast<uint32_t>(g.nodes));
+  CudaRunFacts cuda;
+  cuda.devices = ranks->devices();
+  cuda.all_reduce_name = options.tp > 1 ? ranks->all_reduce_name() : "";
+  cuda.token_mismatch_steps = ranks->token_mismatch_steps();
+  cuda.device_bytes = ranks->device_bytes();
+  cuda.graph = ranks->rank(0).graph_info();
   setup.set_caches_ns(static_cast<uint64_t>(ranks->caches_ns()));
-  *h->mutable_setup() = setup;
-  AddCudaHeader(options, *ranks, warmup, h);
   if (options.cuda_graph) AttributeReplays(*ranks, &result.trace);
-  if (!collector_note.empty()) h->add_notes(collector_note);
+  RETURN_IF_ERROR(FinishCudaTrace(options, arch, weights, loop, facts, cuda, setup,
+                                  RankLaunches(*ranks), &result.trace));
+  if (!collector_note.empty()) result.trace.mutable_header()->add_notes(collector_note);
   result.tokens = std::move(loop.tokens);
   if (options.check) RETURN_IF_ERROR(CheckOnCpu(options, weights, loop, &result));
   return result;
@@ -225,19 +191,6 @@ absl::StatusOr<TpOptions> CheckDevices(const RunOptions& options, const ModelArc
     RETURN_IF_ERROR(CheckKernelImage(tpo.env.devices.empty() ? r : tpo.env.devices[r]));
   }
   return tpo;
-}
-
-// TODO(phase B, registry dispatch): the registry states fp4_mma's architectures.
-absl::StatusOr<KernelChoice> ChooseKernelsForDevice(RunOptions* options, std::string* note) {
-  KernelChoice choice = ChooseKernels(*options);
-  if (choice.moe_backend == "fp4_mma" && options->target_arch != "sm_120" &&
-      (options->moe_backend.empty() || options->moe_backend == "auto")) {
-    options->moe_backend = "w4a16_mma";
-    choice = ChooseKernels(*options);
-    *note = "auto MoE path: fp4_mma has no kernel for " + options->target_arch +
-            " in this build (sm_120a only); ran w4a16_mma";
-  }
-  return choice;
 }
 
 class CudaBackend : public DecodeBackend {
@@ -272,8 +225,9 @@ absl::StatusOr<std::vector<RunResult>> CudaBackend::RunBatches(const RunOptions&
   if (options.target_arch.empty()) options.target_arch = CudaDeviceArch();
   ASSIGN_OR_RETURN(const ModelArch arch, LoadModelArch(options.model));
   ASSIGN_OR_RETURN(const TpOptions tpo, CheckDevices(options, arch));
-  std::string path_note;
-  ASSIGN_OR_RETURN(const KernelChoice choice, ChooseKernelsForDevice(&options, &path_note));
+  // The registry's choice for this GPU: `auto` takes what has code for it; a named path
+  // without code for it is InvalidArgument naming the choices here.
+  ASSIGN_OR_RETURN(const KernelChoice choice, ChooseKernels(options));
   kernels::ThreadPool pool(options.threads);
   proto::RunSetup setup;
   ASSIGN_OR_RETURN(const ModelWeights weights, BuildRunWeights(options, arch, &pool, &setup));
@@ -299,7 +253,6 @@ absl::StatusOr<std::vector<RunResult>> CudaBackend::RunBatches(const RunOptions&
     const int64_t setup_wall = i == 0 ? NowNs() - run_start : NowNs() - t0;
     ASSIGN_OR_RETURN(RunResult r,
                      RunCudaBatch(o, arch, choice, weights, ranks.get(), s, setup_wall));
-    if (!path_note.empty()) r.trace.mutable_header()->add_notes(path_note);
     results.push_back(std::move(r));
   }
   return results;

@@ -198,7 +198,7 @@ absl::StatusOr<std::unique_ptr<TpRanks>> TpRanks::Create(const ModelWeights& ful
     };
     t.group_->SetHooks(r, std::move(hooks));
   }
-  const int moe_granule = MoeInterGranule(options.moe_backend);
+  const int moe_granule = MoeInterGranule(options.choice.moe_id);
   t.slices_.reserve(tp.tp);  // decoders keep references: no reallocation
   for (int r = 0; r < tp.tp; ++r) {
     ASSIGN_OR_RETURN(TpSlice slice, MakeTpSlice(full.arch, full.format, tp.tp, r, moe_granule));

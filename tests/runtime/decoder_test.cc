@@ -102,7 +102,6 @@ TEST(CpuDecoderTest, SlotAndGroupedPathsAgreeUpToSummationOrder) {
     o.seed = 7;
     o.moe_kernel_id = std::string("moe.slot_gemv.") + kernels::FormatName(fmt);
     CpuDecoder slot(*w, o, &pool);
-    o.moe_grouped = true;
     o.moe_kernel_id = std::string("moe.w4a16_mma.") + kernels::FormatName(fmt);
     CpuDecoder grouped(*w, o, &pool);
     ASSERT_TRUE(slot.Init().ok());

@@ -81,13 +81,32 @@ TEST(PlanTest, V4FlashPlansFastWithOneMoeLaunchPerLayerAndKnownNames) {
   EXPECT_EQ(plan->kernels(0).nvtx_path(), "decode/step 0/embed");
 }
 
+// The registry's rule (kernels/registry/entries_moe.cc): MXFP4 on the slot GEMV, NVFP4 on
+// native FP4 tensor cores where a kernel exists (sm_120a only: qprof has no tcgen05 kernel
+// for sm_100a), else on the BF16 tensor-core path.
 TEST(PlanTest, AutoBackendRule) {
-  EXPECT_EQ(ResolveMoeBackend("mxfp4", "auto", "sm_120"), "slot_gemv");
-  EXPECT_EQ(ResolveMoeBackend("nvfp4", "auto", "sm_120a"), "fp4_mma");
-  EXPECT_EQ(ResolveMoeBackend("nvfp4", "auto", "sm_100a"), "fp4_mma");
-  EXPECT_EQ(ResolveMoeBackend("nvfp4", "auto", "sm_90"), "w4a16_mma");
-  EXPECT_EQ(ResolveMoeBackend("nvfp4", "auto", ""), "w4a16_mma");
-  EXPECT_EQ(ResolveMoeBackend("mxfp4", "w4a16_mma", "sm_90"), "w4a16_mma");
+  auto path = [](const char* format, const char* requested, const char* arch) {
+    RunOptions o;
+    o.format = format;
+    o.moe_backend = requested;
+    o.target_arch = arch;
+    auto k = ChooseKernels(o);
+    return k.ok() ? k->moe_backend : std::string(k.status().message());
+  };
+  EXPECT_EQ(path("mxfp4", "auto", "sm_120"), "slot_gemv");
+  EXPECT_EQ(path("nvfp4", "auto", "sm_120a"), "fp4_mma");
+  EXPECT_EQ(path("nvfp4", "auto", "sm_100a"), "w4a16_mma");
+  EXPECT_EQ(path("nvfp4", "auto", "sm_90"), "w4a16_mma");
+  EXPECT_EQ(path("nvfp4", "auto", ""), "w4a16_mma");
+  EXPECT_EQ(path("mxfp4", "w4a16_mma", "sm_90"), "w4a16_mma");
+  // Named paths: on the host (no arch) every path runs through its CPU stand-in; on a GPU
+  // only where it has code. Unknown names list the registry's choices.
+  EXPECT_EQ(path("nvfp4", "fp4_mma", ""), "fp4_mma");
+  EXPECT_EQ(path("nvfp4", "fp4_mma", "sm_90"),
+            "MoE backend fp4_mma has no kernel for sm_90 (it runs on sm_120a; choices on "
+            "sm_90: auto, slot_gemv, w4a16_mma)");
+  EXPECT_EQ(path("nvfp4", "nonsense", "sm_90"),
+            "unknown MoE backend 'nonsense' (choices: auto, slot_gemv, w4a16_mma, fp4_mma)");
 }
 
 TEST(PlanTest, GroupedPathMovesFewerExpertBytesAndTpShardsShapes) {
