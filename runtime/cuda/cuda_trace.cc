@@ -63,6 +63,15 @@ absl::Status FinishCudaTrace(const RunOptions& options, const ModelArch& arch,
   proto::TraceHeader* h = trace->mutable_header();
   h->set_schema_version(1);
   h->set_provenance(proto::PROVENANCE_MEASURED_GPU);  // also when CUPTI recorded nothing
+  h->set_source_kind("qtrace");                        // as the host collector's traces
+  proto::CollectorStats* c = h->mutable_collector();
+  if (!c->metrics_requested() && c->metrics_unavailable_reason().empty()) {
+    // Say why a report has no measured tensor-pipe figures: counters replay every kernel,
+    // so they come from a separate pass, which `qprof run` does not make.
+    c->set_metrics_unavailable_reason(
+        "qprof run traces with CUPTI activity records only; per-kernel counters need a "
+        "metrics pass (qprof record --metrics -- <program>)");
+  }
   FillRunInfo(options, arch, weights, loop, facts, h->mutable_run());
   proto::RunSetup s = setup;
   s.set_graph_capture_ns(static_cast<uint64_t>(cuda.graph.capture_ns));

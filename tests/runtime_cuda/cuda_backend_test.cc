@@ -9,13 +9,19 @@
 //  - graph replays carry per-layer ranges; step 0 of the trace is the plan's kernels on the
 //    plan's paths (runtime/plan.cc);
 //  - a batch sweep on shared weights decodes what separate runs decode.
+#include <algorithm>
+#include <map>
 #include <set>
+#include <vector>
+
+#include <cuda_runtime_api.h>
 #include <string>
 #include <utility>
 
 #include "gtest/gtest.h"
 #include "kernels/registry/registry.h"
 #include "runtime/cuda/cuda_backend.h"
+#include "runtime/cuda/cuda_decoder.h"
 #include "tests/runtime_cuda/backends.h"
 #include "runtime/plan.h"
 #include "runtime/run.h"
@@ -153,6 +159,50 @@ TEST_P(CudaVsCpuTest, StepZeroIsThePlanKernelForKernel) {
   }
   if (kernels == 0) GTEST_SKIP() << "no kernel records (CUPTI unavailable)";
   EXPECT_EQ(traced, planned);
+}
+
+// The CUDA kernels of step 0, range by range in launch order, are the decoder's launch
+// list made without a GPU (CudaDecoder::LaunchList), and every kernel record of the run
+// carries its work model (runtime/work_join.h).
+TEST_P(CudaVsCpuTest, StepZeroIsTheLaunchListAndEveryKernelHasWork) {
+  SKIP_WITHOUT_GPU();
+  runtime::RunOptions o = Options(GetParam());
+  o.steps = 2;
+  auto gpu = testing::RunOnBackends(o);
+  ASSERT_TRUE(gpu.ok()) << gpu.status();
+  o.target_arch = gpu->trace.header().run().extra().at("device_arch");
+  const runtime::ModelArch arch = *runtime::LoadModelArch(o.model);
+  runtime::cuda::CudaDecoderOptions d;
+  d.context_lengths = runtime::ContextLengths(o.context, o.batch);
+  d.max_steps = o.steps;
+  d.choice = *runtime::ChooseKernels(o);
+  cudaDeviceProp prop{};
+  ASSERT_EQ(cudaGetDeviceProperties(&prop, 0), cudaSuccess);
+  auto list = runtime::cuda::CudaDecoder::LaunchList(
+      arch, o.format == "mxfp4" ? kernels::Fp4Format::kMxfp4 : kernels::Fp4Format::kNvfp4,
+      o.layers, d, 0, prop.multiProcessorCount);
+  ASSERT_TRUE(list.ok()) << list.status();
+  std::map<std::string, std::vector<std::string>> listed, traced;
+  for (const runtime::StepKernels& c : *list) {
+    for (const kernels::CudaLaunch* k : c.kernels) listed[c.launch.range].push_back(k->name);
+  }
+  std::vector<const proto::Activity*> step0;
+  int with_work = 0, kernels = 0;
+  for (const proto::Activity& a : gpu->trace.activities()) {
+    if (a.kind() != proto::ACTIVITY_KIND_KERNEL) continue;
+    ++kernels;
+    with_work += a.work().bytes() > 0;
+    if (a.nvtx_path().rfind("decode/step 0/", 0) == 0) step0.push_back(&a);
+  }
+  if (kernels == 0) GTEST_SKIP() << "no kernel records (CUPTI unavailable)";
+  std::sort(step0.begin(), step0.end(), [](const proto::Activity* x, const proto::Activity* y) {
+    return x->start_ns() < y->start_ns();
+  });
+  for (const proto::Activity* a : step0) {
+    traced[a->nvtx_path().substr(std::string("decode/step 0/").size())].push_back(a->name());
+  }
+  EXPECT_EQ(traced, listed);
+  EXPECT_EQ(with_work, kernels);
 }
 
 INSTANTIATE_TEST_SUITE_P(
