@@ -51,6 +51,15 @@ TEST(CudaBackendTest, WithoutGpuSaysNoCudaDevice) {
   EXPECT_EQ(runtime::cuda::MakeCudaBackend()->Probe(&why),
             runtime::DecodeBackend::Availability::kAbsent);
   EXPECT_EQ(why.rfind("no CUDA device: ", 0), 0u) << why;
+  // A bad option is reported as such before any device is looked for, naming the
+  // registry's choices.
+  o.moe_backend = "nonsense";
+  auto bad = testing::RunOnBackends(o);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(bad.status().message(),
+            "unknown MoE backend 'nonsense' (choices: auto, slot_gemv, w4a16_mma, fp4_mma)");
+  o.moe_backend = "auto";
   // auto falls back to the CPU backend, silently (no GPU at all is no news).
   o.backend = "auto";
   auto cpu = testing::RunOnBackends(o);
