@@ -15,6 +15,7 @@ namespace pb = google::protobuf;
 // What a JSON value stands for, as far as quoting goes.
 struct Context {
   enum Kind { kOther, kMessage, kInt64, kMap } kind = kOther;
+  bool unbounded = false;  // kInt64 of a `*_unix_ns` instant: beyond 2^53 allowed
   const pb::Descriptor* message = nullptr;      // kMessage
   const pb::FieldDescriptor* map_value = nullptr;  // kMap: the entry's value field
 };
@@ -26,6 +27,7 @@ Context ElementContext(const pb::FieldDescriptor* f) {
     case pb::FieldDescriptor::CPPTYPE_INT64:
     case pb::FieldDescriptor::CPPTYPE_UINT64:
       c.kind = Context::kInt64;
+      c.unbounded = IsUnixInstantField(f);
       break;
     case pb::FieldDescriptor::CPPTYPE_MESSAGE: {
       const std::string& name = f->message_type()->full_name();
@@ -136,7 +138,7 @@ class Rewriter {
         !absl::SimpleAtoi(absl::string_view(magnitude.data(), magnitude.size()), &v)) {
       return Bad(absl::StrCat("64-bit integer expected, found ", std::string(*tok)));
     }
-    if (v > kMaxJsonSafeInteger) {
+    if (v > kMaxJsonSafeInteger && !c.unbounded) {
       return absl::OutOfRangeError(absl::StrCat(
           Path(), " = ", std::string(digits), " is beyond 2^53, which JSON readers cannot hold exactly"));
     }
@@ -208,6 +210,13 @@ class Rewriter {
 };
 
 }  // namespace
+
+bool IsUnixInstantField(const pb::FieldDescriptor* field) {
+  const std::string& n = field->name();
+  constexpr std::string_view kSuffix = "_unix_ns";
+  return n.size() > kSuffix.size() && n.compare(n.size() - kSuffix.size(), kSuffix.size(),
+                                                kSuffix.data()) == 0;
+}
 
 absl::StatusOr<std::string> Int64FieldsAsNumbers(const pb::Descriptor* type,
                                                  std::string_view json) {

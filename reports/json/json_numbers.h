@@ -10,7 +10,11 @@
 // removes the quotes around the values of exactly those fields (singular, repeated and map
 // values; map keys stay strings, as JSON requires), guided by the descriptor. Every other
 // byte is kept. A value beyond 2^53 in magnitude is an error naming the field: it would
-// not survive a double-based reader, and no qprof figure is expected to reach it.
+// not survive a double-based reader, and no duration or count is expected to reach it.
+// The one exception is a wall-clock instant, a field named `*_unix_ns` (RunInfo's
+// start_unix_ns, about 1.8e18 today): it is written as a number too, exact in the text
+// (Python's json and jq 1.7 keep every digit); a reader that parses numbers as doubles
+// gets it to within 256 ns, which is immaterial for the time a run started.
 //
 // This is the one place where qprof decides how 64-bit integers are written; every JSON
 // writer of a proto message goes through reports::MessageToJson (json_report.h).
@@ -32,7 +36,11 @@ inline constexpr uint64_t kMaxJsonSafeInteger = uint64_t{1} << 53;
 
 // `json` must be protobuf's output for a message of `type` with proto field names
 // (preserve_proto_field_names). InvalidArgument on text it cannot follow; OutOfRange when
-// a 64-bit value exceeds kMaxJsonSafeInteger (the message names the field path).
+// a 64-bit value other than a `*_unix_ns` instant exceeds kMaxJsonSafeInteger (the message
+// names the field path).
+// True for fields exempt from the 2^53 bound: wall-clock instants, named `*_unix_ns`.
+bool IsUnixInstantField(const google::protobuf::FieldDescriptor* field);
+
 absl::StatusOr<std::string> Int64FieldsAsNumbers(const google::protobuf::Descriptor* type,
                                                  std::string_view json);
 

@@ -106,6 +106,13 @@ class SchemaBuilder {
             .Set("minimum", Raw("-" + max53))
             .Set("maximum", Raw(max53));
       case FD::CPPTYPE_UINT64:
+        if (IsUnixInstantField(f)) {
+          return Node()
+              .Set("type", Str("integer"))
+              .Set("minimum", Raw("0"))
+              .Set("description", Str("nanoseconds since the Unix epoch: beyond 2^53, a reader "
+                                      "that parses doubles gets it to within 256 ns"));
+        }
         return Node().Set("type", Str("integer")).Set("minimum", Raw("0")).Set("maximum",
                                                                                  Raw(max53));
       case FD::CPPTYPE_DOUBLE:

@@ -84,6 +84,20 @@ TEST(JsonNumbersTest, BeyondTwoToThe53IsAnErrorNamingTheField) {
       << json.status();
 }
 
+TEST(JsonNumbersTest, UnixInstantsMayExceedTwoToThe53) {
+  proto::Profile p;
+  p.mutable_run()->set_start_unix_ns(1796154043794050755u);
+  auto json = ProfileToJson(p, {.pretty = false});
+  ASSERT_TRUE(json.ok()) << json.status();
+  EXPECT_NE(json->find("\"start_unix_ns\":1796154043794050755"), std::string::npos);
+  auto back = ProfileFromJson(*json);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->run().start_unix_ns(), 1796154043794050755u);
+  // The exemption goes by name: a duration of that size is still an error.
+  p.mutable_run()->set_wall_time_ns(1796154043794050755u);
+  EXPECT_FALSE(ProfileToJson(p).ok());
+}
+
 TEST(JsonNumbersTest, RejectsTextItCannotFollow) {
   const auto* d = proto::Profile::descriptor();
   EXPECT_FALSE(Int64FieldsAsNumbers(d, "{\"totals\": {\"span_ns\": \"12x\"}}").ok());
