@@ -13,6 +13,7 @@
 #include "base/absl_fmt.h"
 #include "base/status_macros.h"
 #include "cli/analysis_inputs.h"
+#include "cli/analysis_request.h"
 #include "cli/command.h"
 #include "fmt/core.h"
 #include "reports/json/json_report.h"
@@ -42,20 +43,14 @@ struct AnalyzeArgs {
 };
 
 absl::Status RunAnalyze(const AnalyzeArgs& args) {
-  AnalyzeOptions options;
-  options.known_kernels = RegistryKnownKernels();
-  options.device = args.device;
-  options.top_n = args.top;
-  options.label = args.label;
-  if (!args.model.empty()) {
-    ASSIGN_OR_RETURN(options.model, ceilings::LoadModelConfig(args.model));
-  }
-  for (const std::string& f : args.sass_files) {
-    ASSIGN_OR_RETURN(auto stats, sass::SassStatsForFile(f));
-    fmt::print(stderr, "qprof: {}: SASS of {} kernels\n", f, stats.size());
-    options.sass_stats.insert(options.sass_stats.end(), stats.begin(), stats.end());
-    options.sass_sources.push_back(f);
-  }
+  AnalysisRequest request;
+  request.sass_paths = args.sass_files;
+  request.device = args.device;
+  request.model = args.model;
+  request.label = args.label;
+  request.top = args.top;
+  request.verbose = true;
+  ASSIGN_OR_RETURN(AnalyzeOptions options, OptionsForRequest(request));
   std::vector<proto::Trace> traces;
   for (const std::string& in : args.inputs) {
     if (!StderrIsTty()) fmt::print(stderr, "qprof: reading {}\n", in);
@@ -122,9 +117,10 @@ void RegisterAnalyzeCommand(CLI::App& app, CommandRunner& runner) {
                   "the trace's kernels: the strongest evidence for the pipe class")
       ->check(CLI::ExistingFile);
   cmd->add_option("--sass", args->sass_files,
-                  "cubin/fatbin/executable/shared library whose SASS tells which kernels use "
+                  "cubin/fatbin/executable/shared library, or a folder of cubins such as "
+                  "Triton's cache (~/.triton/cache), whose SASS tells which kernels use "
                   "tensor cores (runs cuobjdump); repeatable")
-      ->check(CLI::ExistingFile);
+      ->check(CLI::ExistingPath);
   cmd->add_option("--device", args->device,
                   std::string("Spec-table device for ceilings (see `qprof devices`), e.g. h200, "
                               "rtx-pro-6000; default: the device the trace reports; for "
@@ -132,7 +128,8 @@ void RegisterAnalyzeCommand(CLI::App& app, CommandRunner& runner) {
                       devices::kDefaultProjectionDevice + ", the default target of `qprof run`");
   cmd->add_option("--model", args->model,
                   "Model shape JSON for format ceilings of third-party traces: "
-                  "{\"active_params\": 13e9, \"batch\": 16, ...} (analysis/ceilings/ceilings.h)")
+                  "{\"active_params\": 13e9, \"batch\": 16, ...} (README: \"Analyse a trace you "
+                  "already have\")")
       ->check(CLI::ExistingFile);
   cmd->add_option("--top", args->top, "Kernels shown in the summary")->check(CLI::Range(1, 100000));
   cmd->add_option("--label", args->label, "Short label for this profile (used by diffs)");

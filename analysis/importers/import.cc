@@ -8,6 +8,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "analysis/importers/input_hints.h"
 #include "analysis/importers/kineto/kineto_importer.h"
 #include "analysis/importers/ncu/ncu_importer.h"
 #include "analysis/importers/nsys/nsys_importer.h"
@@ -104,9 +105,7 @@ absl::StatusOr<proto::Trace> ImportFile(const std::string& path, const ImportOpt
     case InputKind::kNcuCsv: return ImportNcuCsv(path, options);
     case InputKind::kUnknown: break;
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      path, ": not a trace qprof can read (expected a .qtrace, an Nsight Systems SQLite "
-            "export, a PyTorch profiler/Kineto JSON or .json.gz, or an Nsight Compute CSV)"));
+  return absl::InvalidArgumentError(UnreadableInputMessage(path));
 }
 
 }  // namespace qprof::importers
