@@ -13,7 +13,10 @@
 namespace qprof {
 
 inline constexpr uint32_t kTraceSchemaVersion = 1;
-inline constexpr uint32_t kProfileSchemaVersion = 1;
+// Profile and Diff JSON. 2: 64-bit integers are JSON numbers (1 wrote them as strings).
+// Bump when a field's meaning or JSON type changes; schemas/ and the README say what each
+// version means. Fields may be added without a bump.
+inline constexpr uint32_t kProfileSchemaVersion = 2;
 inline constexpr std::string_view kTraceMagic = "QPROFTR1";
 
 // Roles (DESIGN.md "Attribution").

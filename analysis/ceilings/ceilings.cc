@@ -162,7 +162,8 @@ proto::Ceilings ComputeCeilings(const proto::Profile& p, const CeilingInputs& in
   if (!in.step_work) {
     c.set_notes(
         "format ceilings need the weights read per step: our runtime's traces carry work "
-        "models; for other traces pass --model CONFIG (see analysis/ceilings/ceilings.h)");
+        "models; for other traces pass --model CONFIG (README: \"Analyse a trace you already "
+        "have\")");
     return c;
   }
   const StepWork& w = *in.step_work;
