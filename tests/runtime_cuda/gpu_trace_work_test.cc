@@ -1,16 +1,12 @@
-// Work on every trace, on a CPU: CUPTI records fabricated from the CUDA decoder's launch
-// list (NVTX markers, launch API records, kernel records of real CUpti struct versions,
-// a device record) go through the collector's record decoding, then through exactly what
-// the CUDA backend does after its collector flushed (FinishCudaTrace: RunInfo, notes, the
-// work join), then through the analyzer `qprof run` uses. The resulting report must have
-// every field the report of a CPU run of the same workload has: achieved GB/s per kernel,
-// rooflines per role and class, format ceilings, ... (only the GPU is left out).
-#include <cupti_activity.h>
-#include <cupti_runtime_cbid.h>
-
-#include <algorithm>
-#include <deque>
-#include <cstring>
+// Work on every trace, on a CPU: the CUDA decoder's launch list (made without a GPU) is
+// played on the scripted fake GPU behind the collector's CUPTI seam (NVTX ranges pushed
+// and popped, one launch per kernel), so the real CUPTI collector records and decodes it
+// (Start, Stop, Flush: real CUpti record structs in its buffers); then exactly what the
+// CUDA backend does after its collector flushed (FinishCudaTrace: RunInfo, notes, the work
+// join); then the analyzer `qprof run` uses. The report must have every field the report
+// of a CPU run of the same workload has: achieved GB/s per kernel, rooflines per role and
+// class, format ceilings, ... (only the GPU is left out).
+#include <cstdlib>
 #include <set>
 #include <string>
 #include <vector>
@@ -23,22 +19,21 @@
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/message.h"
 #include "kernels/common/thread_pool.h"
-#include "profiler/cupti/activity_decoder.h"
+#include "profiler/cupti/cupti_collector.h"
 #include "runtime/cuda/cuda_decoder.h"
 #include "runtime/cuda/cuda_trace.h"
 #include "runtime/plan.h"
 #include "runtime/run.h"
-#include "tests/profiler_cupti/fake_records.h"
+#include "tests/profiler_cupti/fake/fake_cupti.h"
 
 namespace qprof::runtime::cuda {
 namespace {
 
-namespace fake = profiler::cupti::testing;
+namespace fake = profiler::cupti::fake;
 using google::protobuf::FieldDescriptor;
 using google::protobuf::Message;
 
-constexpr uint32_t kLaunch = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
-constexpr uint32_t kTid = 5;
+constexpr uint64_t kTid = 5;
 
 RunOptions Workload() {
   RunOptions o;
@@ -61,105 +56,64 @@ CudaDecoderOptions DecoderOptionsFor(const RunOptions& o) {
   return d;
 }
 
-// Records of `steps` decode steps as CUPTI would hand them over: markers for every range,
-// a runtime launch record and a kernel record per kernel of the launch list. Kernel
-// durations follow their work at ~3 TB/s so the achieved rates are plausible.
-class FakeRun {
- public:
-  void Marker(bool start, const std::string& name) {
-    if (start) {
-      names_.push_back(name);
-      ids_.push_back(next_id_++);
-      buf_.Append(fake::Marker(true, ids_.back(), names_.back().c_str(), Tick(), kTid));
-    } else {
-      buf_.Append(fake::Marker(false, ids_.back(), nullptr, Tick(), kTid));
-      ids_.pop_back();
-    }
-  }
-  void Kernel(const std::string& name, double bytes) {
-    kernel_names_.push_back(name);
-    const uint32_t c = next_correlation_++;
-    buf_.Append(fake::Api(CUPTI_ACTIVITY_KIND_RUNTIME, kLaunch, Tick(), Tick(), kTid, c));
-    const uint64_t start = std::max(gpu_ns_, now_);
-    const uint64_t end = start + 2000 + static_cast<uint64_t>(bytes / 3000.0);
-    kernels_.push_back(fake::Kernel(kernel_names_.back().c_str(), start, end, c));
-    gpu_ns_ = end + 500;
-  }
-  void Device() {
-    CUpti_ActivityDevice5 d;
-    std::memset(&d, 0, sizeof(d));
-    d.kind = CUPTI_ACTIVITY_KIND_DEVICE;
-    d.name = "NVIDIA H200";
-    d.computeCapabilityMajor = 9;
-    d.numMultiprocessors = 132;
-    d.globalMemorySize = 141ull << 30;
-    d.globalMemoryBandwidth = 4'800'000'000ull;  // KB/s
-    d.coreClockRate = 1'980'000;                  // kHz
-    buf_.Append(d);
-  }
-  proto::Trace Decode() {
-    for (const CUpti_ActivityKernel10& k : kernels_) buf_.Append(k);
-    profiler::cupti::ActivityDecoder decoder;
-    for (const CUpti_Activity* r : buf_.Records()) decoder.Add(r);
-    proto::Trace trace;
-    decoder.Finish(&trace);
-    return trace;
-  }
-  uint64_t now() const { return now_; }
-
- private:
-  uint64_t Tick() { return now_ += 100; }
-  fake::FakeBuffer buf_;
-  std::vector<CUpti_ActivityKernel10> kernels_;
-  // The records point at these until they are decoded: a deque never moves its strings.
-  std::deque<std::string> names_;
-  std::deque<std::string> kernel_names_;
-  std::vector<uint32_t> ids_;
-  uint32_t next_id_ = 1, next_correlation_ = 100;
-  uint64_t now_ = 1'000'000, gpu_ns_ = 0;
-};
-
-// What the CUDA backend's trace of `o` would be, from fabricated records.
-proto::Trace FabricatedGpuTrace(const RunOptions& o, const ModelWeights& weights) {
+// The decode loop of `o` on the fake GPU: every kernel of each step's launch list, under
+// the NVTX ranges the decoder pushes; kernel durations follow their work at ~3 TB/s so
+// the achieved rates are plausible.
+void PlayDecode(const RunOptions& o, const ModelWeights& weights, fake::FakeCupti& gpu,
+                DecodeLoop* loop) {
   const CudaDecoderOptions dopt = DecoderOptionsFor(o);
-  FakeRun run;
-  run.Device();
-  run.Marker(true, "decode");
-  DecodeLoop loop;
+  CUcontext ctx = gpu.CreateContext(0);
+  gpu.NvtxPush(kTid, "decode");
   for (int s = 0; s < o.steps; ++s) {
-    const uint64_t t0 = run.now();
-    run.Marker(true, absl::StrCat("step ", s));
+    gpu.NvtxPush(kTid, absl::StrCat("step ", s));
     auto list = CudaDecoder::LaunchList(weights.arch, weights.format, weights.layers, dopt, s, 132);
-    EXPECT_TRUE(list.ok()) << list.status();
+    ASSERT_TRUE(list.ok()) << list.status();
     std::string open;
     for (const StepKernels& c : *list) {
-      SwitchRange(open, c.launch.range, [&](const std::string& n) { run.Marker(true, n); },
-                  [&] { run.Marker(false, ""); });
+      SwitchRange(open, c.launch.range, [&](const std::string& n) { gpu.NvtxPush(kTid, n); },
+                  [&] { gpu.NvtxPop(kTid); });
       open = c.launch.range;
-      for (const kernels::CudaLaunch* k : c.kernels) run.Kernel(k->name, k->work(c.launch.shape).bytes());
+      for (const kernels::CudaLaunch* k : c.kernels) {
+        const double bytes = k->work(c.launch.shape).bytes();
+        gpu.LaunchKernel(ctx, 7, k->name, 2000 + static_cast<uint64_t>(bytes / 3000.0), kTid);
+      }
     }
-    SwitchRange(open, "", [](const std::string&) {}, [&] { run.Marker(false, ""); });
-    run.Marker(false, "");
-    loop.step_ns.push_back(run.now() - t0 + 1'000'000);
-    loop.tokens.push_back(std::vector<int32_t>(o.batch, 7 + s));
+    SwitchRange(open, "", [](const std::string&) {}, [&] { gpu.NvtxPop(kTid); });
+    gpu.NvtxPop(kTid);
+    loop->step_ns.push_back(1'000'000 + 10'000 * s);
+    loop->tokens.push_back(std::vector<int32_t>(o.batch, 7 + s));
   }
-  run.Marker(false, "");
-  proto::Trace trace = run.Decode();
-  // What CuptiCollector::Flush adds besides the decoded records (the collector's own
-  // statistics); the decoder alone does not name the collector.
-  trace.mutable_header()->mutable_collector()->set_collector("cupti");
+  gpu.NvtxPop(kTid);
+  gpu.SyncAll();
+}
+
+// What the CUDA backend's trace of `o` is, from the real collector over the fake GPU.
+proto::Trace FakeGpuTrace(const RunOptions& o, const ModelWeights& weights) {
+  setenv("QPROF_CUPTI_QUIET", "1", 1);
+  fake::FakeDevice h200;
+  h200.name = "NVIDIA H200";
+  fake::FakeCupti gpu({h200});
+  auto collector = profiler::cupti::MakeCuptiCollector(profiler::cupti::CuptiOptions{}, gpu);
+  EXPECT_TRUE(collector.ok()) << collector.status();
+  EXPECT_TRUE((*collector)->Start().ok());
+  DecodeLoop loop;
   loop.start_unix_ns = 1'700'000'000'000'000'000;
+  PlayDecode(o, weights, gpu, &loop);
+  proto::Trace trace;
+  EXPECT_TRUE((*collector)->Stop().ok());
+  EXPECT_TRUE((*collector)->Flush(&trace).ok());
   RunOptions on_gpu = o;
   on_gpu.backend = "cuda";
   on_gpu.target_arch = "sm_90";
   RunFacts facts;
   facts.backend = "cuda";
-  facts.choice = dopt.choice;
+  facts.choice = DecoderOptionsFor(o).choice;
   facts.warmup_steps = CudaWarmupSteps(on_gpu);
   facts.setup_wall_ns = 250'000'000;
   for (int s = facts.warmup_steps; s < o.steps; ++s) facts.wall_time_ns += loop.step_ns[s];
   CudaRunFacts cuda;
   cuda.devices = {0};
+  const CudaDecoderOptions dopt = DecoderOptionsFor(o);
   absl::Status st = FinishCudaTrace(
       on_gpu, weights.arch, weights, loop, facts, cuda, proto::RunSetup(),
       [&](int step, uint32_t) {
@@ -189,13 +143,13 @@ void Fields(const Message& m, const std::string& prefix, std::set<std::string>* 
   }
 }
 
-TEST(GpuTraceWorkTest, FabricatedCuptiRecordsReportEverythingACpuRunReports) {
+TEST(GpuTraceWorkTest, CollectedCuptiRecordsReportEverythingACpuRunReports) {
   const RunOptions o = Workload();
   kernels::ThreadPool pool(2);
   auto weights = MakeSyntheticWeights(*LoadModelArch(o.model), kernels::Fp4Format::kNvfp4, 0,
                                       o.seed, &pool);
   ASSERT_TRUE(weights.ok()) << weights.status();
-  const proto::Trace gpu = FabricatedGpuTrace(o, *weights);
+  const proto::Trace gpu = FakeGpuTrace(o, *weights);
   ASSERT_EQ(gpu.header().provenance(), proto::PROVENANCE_MEASURED_GPU);
   int kernels = 0, with_work = 0;
   for (const proto::Activity& a : gpu.activities()) {
