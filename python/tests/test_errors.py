@@ -1,5 +1,6 @@
 """Bad inputs raise ValueError / OSError with the CLI's one-line message."""
 import gzip
+import json
 import os
 
 import pytest
@@ -19,10 +20,10 @@ def _cli_message(qprof_bin, path):
     [
         ("garbage.json", b"this is not a trace\n"),
         ("empty.json", b""),
-        ("cut.json.gz", gzip.compress(b'{"traceEvents": [{"ph": "X", "cat": "kernel"')[:30]),
         ("report.nsys-rep", b"\x00\x01binary nsys report"),
         ("metrics.ncu-rep", b"\x00\x02binary ncu report"),
-        ("not_json.json", b"{\"traceEvents\": [ {\"ph\": \"X\", "),
+        ("not_json.json", b"{\"traceEvents\": [ {\"ph\": \"X\", ]}\n"),
+        ("no_events.json", b"{\"traceEvents\": 17}\n"),
     ],
 )
 def test_bad_input_raises_value_error_with_cli_message(name, content, tmp_path, qprof_bin):
@@ -32,6 +33,28 @@ def test_bad_input_raises_value_error_with_cli_message(name, content, tmp_path, 
         qprof.analyze(str(path))
     assert str(e.value) == _cli_message(qprof_bin, str(path))
     assert "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize(
+    "name, content",
+    [
+        ("cut.json.gz", gzip.compress(b'{"traceEvents": [{"ph": "X", "cat": "kernel"')[:30]),
+        ("cut.json", b"{\"traceEvents\": [ {\"ph\": \"X\", "),
+    ],
+)
+def test_truncated_input_keeps_what_was_read_as_the_cli_does(name, content, tmp_path, qprof_bin):
+    # A file cut short is not an error (README "Importing traces"): the events before the
+    # cut are analysed, the source says truncated and a warning names the byte offset.
+    path = tmp_path / name
+    path.write_bytes(content)
+    r = run_cli(qprof_bin, "analyze", str(path), "--json", str(tmp_path / "cli.json"))
+    assert "truncated: " in r.stdout and "the analysis covers the readable prefix" in r.stdout
+    p = qprof.analyze(str(path))
+    with open(tmp_path / "cli.json", encoding="utf-8") as f:
+        assert p.to_dict() == json.load(f)
+    assert p.to_dict()["sources"][0]["truncated"] is True
+    assert any(w["code"] == "truncated" and "ended at" in w["message"]
+               for w in p.to_dict()["warnings"])
 
 
 def test_missing_file_is_file_not_found(tmp_path):
