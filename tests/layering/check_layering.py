@@ -31,6 +31,9 @@ DEPENDS = {
     "analysis": {"base", "proto"},
     "reports": {"base", "proto", "analysis"},
     "cli": {"base", "proto", "kernels", "profiler", "runtime", "analysis", "reports"},
+    # The Python extension: the CLI's analysis request and what it returns, never the
+    # decode runtime or the collectors (the wheel is built without CUDA).
+    "python": {"base", "proto", "analysis", "reports", "cli"},
 }
 # Folders checked for rule 2 only (they test any module).
 OTHER_DIRS = ["tests", "bench", "fuzz"]
@@ -116,6 +119,7 @@ def self_test():
         "kernels/moe/leaks_cuda.h": "#include <cuda_runtime_api.h>\n",
         "runtime/leaks_nccl.h": "#include <nccl.h>\n",
         "profiler/uses_runtime.h": '#include "runtime/run.h"\n',
+        "python/src/uses_runtime.cc": '#include "runtime/run.h"\n',
     }
     fine = {
         "kernels/moe/cuda/launcher.h": "#include <cuda_runtime_api.h>\n",
@@ -124,6 +128,7 @@ def self_test():
             "#if defined(__CUDACC__)\n#include <cuda_bf16.h>\n#endif\n",
         "runtime/impl.cc": "#include <cuda_runtime_api.h>\n#include \"kernels/registry/registry.h\"\n",
         "cli/main.cc": '#include "runtime/run.h"\n#include "analysis/analyze.h"\n',
+        "python/src/module.cc": '#include "cli/analysis_request.h"\n',
     }
     with tempfile.TemporaryDirectory() as root:
         for rel, text in {**bad, **fine}.items():
