@@ -69,6 +69,7 @@ absl::StatusOr<aggregate::ProfileState> AccumulateInputs(const std::vector<std::
     IngestOptions ingest;
     ingest.import.progress = options.progress;
     ingest.threads = options.threads;
+    if (options.threads == 1) ingest.import.threads = 1;  // a large Kineto file too
     ASSIGN_OR_RETURN(aggregate::ProfileState s, IngestFiles(run, ingest));
     state.Merge(std::move(s));
 #else

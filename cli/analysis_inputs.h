@@ -21,7 +21,9 @@ absl::StatusOr<proto::Trace> LoadTraceInput(const std::string& path);
 
 struct AccumulateOptions {
   bool progress = true;  // the importers' progress line on stderr for long inputs
-  int threads = 0;       // files read at once: 0 = one per core
+  // Files read at once: 0 = one per core (a file alone may decode on every core); 1 = the
+  // calling thread only, also inside the importer (a worker given one core).
+  int threads = 0;
 };
 
 // The aggregation state of trace files, streamed and read in parallel (analysis/ingest.h);

@@ -29,7 +29,7 @@ struct AnalysisRequest {
   std::string model;                    // model shape JSON (ceilings/ceilings.h)
   std::string label;
   int top = 15;                         // as `qprof analyze --top`
-  int threads = 0;                      // files read at once: 0 = one per core
+  int threads = 0;                      // AccumulateOptions::threads (analysis_inputs.h)
   bool verbose = false;                 // the CLI's progress lines on stderr
 };
 
