@@ -9,6 +9,10 @@ The same analysis as the `qprof` command, run in-process by qprof's C++ librarie
     p.to_html("report.html")                      # the single-file HTML report
     d = qprof.diff("mxfp4.qtrace", "nvfp4.qtrace")
     d.kernels, d.to_dict(), d.to_html("diff.html")
+    parts = [qprof.analyze_partial(f) for f in rank_files]   # anywhere, e.g. Ray tasks
+    qprof.merge(parts)                            # the Profile of all files at once
+
+Many files on a Ray cluster: `python -m qprof.ray_analyze TRACES... --address auto`.
 
 Errors raise ValueError (bad or unsupported input) or OSError (FileNotFoundError,
 PermissionError) with the one-line message the CLI prints.
@@ -28,7 +32,10 @@ __all__ = [
     "Trace",
     "__version__",
     "analyze",
+    "analyze_partial",
     "diff",
+    "merge",
+    "merge_partials",
     "read_trace",
     "schema",
 ]
@@ -135,5 +142,75 @@ def schema(name: str) -> dict:
         return json.load(f)
 
 
-# Partial profiles and merge (qprof analyze --partial, qprof merge) are bound once the
-# C++ side provides them; see README.md "Python".
+def analyze_partial(
+    paths: Union[PathLike, Sequence[PathLike]],
+    ncu: Optional[PathLike] = None,
+    threads: int = 0,
+) -> bytes:
+    """The traces' aggregation state, as `qprof analyze --partial OUT.qprofile` writes it.
+
+    The bytes are exactly a .qprofile file: small (one entry per distinct kernel, device,
+    stream and step, not per launch), to be handed to another process or machine and
+    finished with `merge` (or written to a file for `qprof merge`). Analysing files in
+    several groups and merging the partials gives the Profile of analysing them at once.
+
+    threads: files read at once (0: one per core); a task given one core says 1.
+    """
+    files = _paths(paths)
+    if not files:
+        raise ValueError("no traces to analyse")
+    return _qprof.analyze_partial(files, ncu=_path(ncu), threads=int(threads))
+
+
+Partial = Union[bytes, bytearray, memoryview, PathLike]
+
+
+def _partials(partials: Union[Partial, Iterable[Partial]]) -> tuple:
+    if isinstance(partials, (bytes, bytearray, memoryview, str, os.PathLike)):
+        partials = [partials]
+    data, names = [], []
+    for i, p in enumerate(partials):
+        if isinstance(p, (bytes, bytearray, memoryview)):
+            data.append(bytes(p))
+            names.append(f"partial {i}")
+        else:
+            name = os.fsdecode(p)
+            with open(name, "rb") as f:
+                data.append(f.read())
+            names.append(name)
+    if not data:
+        raise ValueError("no partial profiles to merge")
+    return data, names
+
+
+def merge(
+    partials: Union[Partial, Iterable[Partial]],
+    device: Optional[str] = None,
+    sass: Union[PathLike, Sequence[PathLike], None] = None,
+    model: Optional[PathLike] = None,
+    label: Optional[str] = None,
+) -> Profile:
+    """Merge partial profiles in the order given and finish the analysis, as `qprof merge`.
+
+    partials: bytes from `analyze_partial`, or paths of .qprofile files
+        (`qprof analyze --partial`). The options are `analyze`'s: classification and
+        ceilings run once, after the merge.
+    """
+    data, names = _partials(partials)
+    return Profile(
+        _qprof.merge(
+            data,
+            names=names,
+            device=device or "",
+            sass=_paths(sass),
+            model=_path(model),
+            label=label or "",
+        )
+    )
+
+
+def merge_partials(partials: Union[Partial, Iterable[Partial]]) -> bytes:
+    """Partial profiles merged into one partial, as `qprof merge --partial`: a reduction in
+    stages (merging partials of partials gives the same Profile)."""
+    data, names = _partials(partials)
+    return _qprof.merge_partials(data, names=names)

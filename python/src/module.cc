@@ -9,10 +9,12 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <cstddef>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "analysis/aggregate/partial.h"
 #include "analysis/diff/diff.h"
 #include "cli/analysis_inputs.h"
 #include "cli/analysis_request.h"
@@ -44,6 +46,72 @@ PyProfile Analyze(const std::vector<std::string>& paths, const std::string& devi
   request.label = label;
   if (paths.empty()) ThrowIfError(absl::InvalidArgumentError("no traces to analyse"));
   return PyProfile{ValueOrThrow(cli::AnalyzeRequest(request))};
+}
+
+// `qprof analyze --partial`: the aggregation state of the traces, as the bytes of a
+// .qprofile file (small: distinct kernels, devices, streams and steps, not launches).
+// Built with the GIL released; the bytes object is made once it is held again.
+nb::bytes AnalyzePartial(const std::vector<std::string>& paths, const std::string& ncu,
+                         int threads) {
+  cli::AnalysisRequest request;
+  request.inputs = paths;
+  request.ncu_csv = ncu;
+  request.threads = threads;
+  std::string bytes;
+  {
+    nb::gil_scoped_release release;
+    aggregate::ProfileState state = ValueOrThrow(cli::AccumulateRequest(request));
+    bytes = ValueOrThrow(aggregate::PartialBytes(state));
+  }
+  return nb::bytes(bytes.data(), bytes.size());
+}
+
+// Partial profiles (bytes of .qprofile files; `names` say which in errors) merged in order.
+aggregate::ProfileState MergedState(const std::vector<std::string>& partials,
+                                    const std::vector<std::string>& names) {
+  if (partials.empty()) ThrowIfError(absl::InvalidArgumentError("no partial profiles to merge"));
+  aggregate::ProfileState state;
+  for (size_t i = 0; i < partials.size(); ++i) {
+    const std::string what = i < names.size() ? names[i] : "partial " + std::to_string(i);
+    state.Merge(ValueOrThrow(aggregate::ParsePartialBytes(partials[i], what)));
+  }
+  return state;
+}
+
+// The bytes objects copied into strings while the GIL is held.
+std::vector<std::string> Strings(const std::vector<nb::bytes>& partials) {
+  std::vector<std::string> out;
+  out.reserve(partials.size());
+  for (const nb::bytes& b : partials) out.emplace_back(b.c_str(), b.size());
+  return out;
+}
+
+// `qprof merge`: the partials merged in order and analysed; the same Profile as analysing
+// all their traces at once.
+PyProfile Merge(const std::vector<nb::bytes>& partials, const std::vector<std::string>& names,
+                const std::string& device, const std::vector<std::string>& sass,
+                const std::string& model, const std::string& label) {
+  std::vector<std::string> bytes = Strings(partials);
+  nb::gil_scoped_release release;
+  cli::AnalysisRequest request;
+  request.device = device;
+  request.sass_paths = sass;
+  request.model = model;
+  request.label = label;
+  AnalyzeOptions options = ValueOrThrow(cli::OptionsForRequest(request));
+  return PyProfile{ValueOrThrow(AnalyzeState(MergedState(bytes, names), options))};
+}
+
+// `qprof merge --partial`: the partials merged into one, for a reduction in stages.
+nb::bytes MergePartials(const std::vector<nb::bytes>& partials,
+                        const std::vector<std::string>& names) {
+  std::vector<std::string> bytes = Strings(partials);
+  std::string out;
+  {
+    nb::gil_scoped_release release;
+    out = ValueOrThrow(aggregate::PartialBytes(MergedState(bytes, names)));
+  }
+  return nb::bytes(out.data(), out.size());
 }
 
 // A trace of any kind or a Profile JSON report, as `qprof diff` reads its inputs.
@@ -82,6 +150,14 @@ NB_MODULE(_qprof, m) {
         nb::call_guard<nb::gil_scoped_release>(),
         "Reads the traces (any kind qprof reads) and analyses them together, as "
         "`qprof analyze`.");
+  m.def("analyze_partial", &AnalyzePartial, "paths"_a, "ncu"_a = "", "threads"_a = 0,
+        "The traces' aggregation state as the bytes of a partial profile, as "
+        "`qprof analyze --partial`; threads: files read at once (0: one per core).");
+  m.def("merge", &Merge, "partials"_a, "names"_a = std::vector<std::string>{}, "device"_a = "",
+        "sass"_a = std::vector<std::string>{}, "model"_a = "", "label"_a = "",
+        "Partial profiles (bytes) merged in order and analysed, as `qprof merge`.");
+  m.def("merge_partials", &MergePartials, "partials"_a, "names"_a = std::vector<std::string>{},
+        "Partial profiles (bytes) merged in order into one, as `qprof merge --partial`.");
   m.def("load_profile", &LoadProfile, "path"_a, "device"_a = "", "label"_a = "",
         nb::call_guard<nb::gil_scoped_release>(),
         "A Profile JSON report read back, or a trace analysed: the inputs of `qprof diff`.");
