@@ -58,18 +58,22 @@ bool LooksLikePartialFile(const std::string& path) {
 
 }  // namespace
 
-absl::StatusOr<aggregate::ProfileState> AccumulateInputs(const std::vector<std::string>& paths) {
+absl::StatusOr<aggregate::ProfileState> AccumulateInputs(const std::vector<std::string>& paths,
+                                                         const AccumulateOptions& options) {
   // Runs of trace files are ingested together (in parallel); partials are merged in order.
   aggregate::ProfileState state;
   std::vector<std::string> run;
-  auto flush = [&state, &run]() -> absl::Status {
+  auto flush = [&state, &run, &options]() -> absl::Status {
     if (run.empty()) return absl::OkStatus();
 #ifdef QPROF_HAVE_IMPORTERS
-    IngestOptions options;
-    options.import.progress = true;
-    ASSIGN_OR_RETURN(aggregate::ProfileState s, IngestFiles(run, options));
+    IngestOptions ingest;
+    ingest.import.progress = options.progress;
+    ingest.threads = options.threads;
+    if (options.threads == 1) ingest.import.threads = 1;  // a large Kineto file too
+    ASSIGN_OR_RETURN(aggregate::ProfileState s, IngestFiles(run, ingest));
     state.Merge(std::move(s));
 #else
+    (void)options;  // the .qtrace reader has no progress line and reads one file at a time
     for (const std::string& p : run) {
       ASSIGN_OR_RETURN(proto::Trace t, LoadTraceInput(p));
       aggregate::AccumulateTrace(t, &state);

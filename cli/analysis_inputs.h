@@ -19,9 +19,17 @@ namespace qprof::cli {
 // Any trace qprof reads (.qtrace, nsys SQLite, Kineto JSON, ncu CSV), by content.
 absl::StatusOr<proto::Trace> LoadTraceInput(const std::string& path);
 
+struct AccumulateOptions {
+  bool progress = true;  // the importers' progress line on stderr for long inputs
+  // Files read at once: 0 = one per core (a file alone may decode on every core); 1 = the
+  // calling thread only, also inside the importer (a worker given one core).
+  int threads = 0;
+};
+
 // The aggregation state of trace files, streamed and read in parallel (analysis/ingest.h);
 // partial profiles (.qprofile, `qprof analyze --partial`) are merged in as they are.
-absl::StatusOr<aggregate::ProfileState> AccumulateInputs(const std::vector<std::string>& paths);
+absl::StatusOr<aggregate::ProfileState> AccumulateInputs(const std::vector<std::string>& paths,
+                                                         const AccumulateOptions& options = {});
 
 // True when the file looks like a Profile JSON report (a JSON object with
 // "schema_version" and no "traceEvents" near its start).

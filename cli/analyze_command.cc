@@ -12,14 +12,11 @@
 #include "analysis/analyze.h"
 #include "base/absl_fmt.h"
 #include "base/status_macros.h"
-#include "cli/analysis_inputs.h"
+#include "cli/analysis_request.h"
 #include "cli/command.h"
 #include "cli/profile_output.h"
 #include "fmt/core.h"
 #include "reports/perfetto/perfetto_export.h"
-#ifdef QPROF_HAVE_IMPORTERS
-#include "analysis/importers/import.h"
-#endif
 
 namespace qprof::cli {
 namespace {
@@ -32,50 +29,21 @@ struct AnalyzeArgs {
   std::string ncu_csv;
 };
 
-// --ncu and --perfetto need every record of the traces in memory: the ncu rows join onto
-// launches by name and order, and the Perfetto file lists every event.
-absl::StatusOr<aggregate::ProfileState> AccumulateWhole(const AnalyzeArgs& args) {
-  std::vector<proto::Trace> traces;
-  for (const std::string& in : args.inputs) {
-    if (!StderrIsTty()) fmt::print(stderr, "qprof: reading {}\n", in);
-    ASSIGN_OR_RETURN(proto::Trace t, LoadTraceInput(in));
-    traces.push_back(std::move(t));
-  }
-  if (!args.ncu_csv.empty()) {
-#ifdef QPROF_HAVE_IMPORTERS
-    for (proto::Trace& t : traces) {
-      importers::NcuJoinStats st;
-      RETURN_IF_ERROR(importers::JoinNcuMetrics(&t, args.ncu_csv, &st));
-      fmt::print(stderr, "qprof: {}: joined {} of {} ncu kernel rows onto {} trace kernels\n",
-                 args.ncu_csv, st.matched, st.ncu_kernels, st.trace_kernels);
-    }
-#else
-    return absl::UnimplementedError("--ncu: the importers are not built into this qprof");
-#endif
-  }
-  if (!args.perfetto_out.empty()) {
-    std::vector<const proto::Trace*> ptrs;
-    for (const proto::Trace& t : traces) ptrs.push_back(&t);
-    RETURN_IF_ERROR(reports::WritePerfettoJson(ptrs, args.perfetto_out));
-    fmt::print(stderr, "qprof: wrote {} (open it in ui.perfetto.dev)\n", args.perfetto_out);
-  }
-  aggregate::ProfileState state;
-  for (const proto::Trace& t : traces) aggregate::AccumulateTrace(t, &state);
-  return state;
-}
-
 absl::Status RunAnalyze(const AnalyzeArgs& args) {
-  ASSIGN_OR_RETURN(AnalyzeOptions options, MakeAnalyzeOptions(args.out));
-  aggregate::ProfileState state;
-  if (!args.ncu_csv.empty() || !args.perfetto_out.empty()) {
-    ASSIGN_OR_RETURN(state, AccumulateWhole(args));
-  } else {
-    if (!StderrIsTty()) {
-      fmt::print(stderr, "qprof: reading {}{}\n", args.inputs[0],
-                 args.inputs.size() > 1 ? fmt::format(" and {} more", args.inputs.size() - 1) : "");
-    }
-    ASSIGN_OR_RETURN(state, AccumulateInputs(args.inputs));
+  AnalysisRequest request = RequestFor(args.out);
+  request.inputs = args.inputs;
+  request.ncu_csv = args.ncu_csv;
+  ASSIGN_OR_RETURN(AnalyzeOptions options, OptionsForRequest(request));
+  // --perfetto lists every event, so it holds the traces in memory (as --ncu does).
+  WholeTracesFn perfetto;
+  if (!args.perfetto_out.empty()) {
+    perfetto = [&args](const std::vector<const proto::Trace*>& traces) -> absl::Status {
+      RETURN_IF_ERROR(reports::WritePerfettoJson(traces, args.perfetto_out));
+      fmt::print(stderr, "qprof: wrote {} (open it in ui.perfetto.dev)\n", args.perfetto_out);
+      return absl::OkStatus();
+    };
   }
+  ASSIGN_OR_RETURN(aggregate::ProfileState state, AccumulateRequest(request, perfetto));
   if (!args.partial_out.empty()) {
     RETURN_IF_ERROR(aggregate::WritePartialFile(state, args.partial_out));
     fmt::print(stderr, "qprof: wrote {} (partial profile of {} traces, {} kernels; finish it "

@@ -19,6 +19,7 @@
 #include "cli/command.h"
 #include "fmt/core.h"
 #include "proto/trace_io.h"
+#include "runtime/plan.h"
 #include "runtime/run.h"
 
 namespace qprof::cli {
@@ -116,8 +117,8 @@ void RegisterCalibrateCommand(CLI::App& app, CommandRunner& runner) {
   cmd->add_option("--model-param", opt->param_overrides,
                   "Override model parameters before comparing: name=value[,name=value...]");
   cmd->add_flag("--emit-fit", opt->emit_fit,
-                "Print the plausible fitted efficiencies as lines for "
-                "analysis/model/calibration_data.cc, dated today");
+                "Print the plausible fitted efficiencies as lines for the model's "
+                "calibration table, dated today (docs/model.md, \"Calibration\")");
   cmd->callback([opt, &runner] {
     runner.action = [opt] {
       for (const std::string& t : opt->traces) {

@@ -1,11 +1,8 @@
 #include "cli/profile_output.h"
 
-#include "analysis/ceilings/ceilings.h"
 #include "analysis/devices/device_specs.h"
-#include "analysis/sass/sass_parser.h"
 #include "base/absl_fmt.h"
 #include "base/status_macros.h"
-#include "cli/analysis_inputs.h"
 #include "fmt/core.h"
 #include "reports/json/json_report.h"
 #include "reports/terminal/terminal_report.h"
@@ -19,9 +16,10 @@ void AddProfileOptions(CLI::App* cmd, ProfileArgs* args) {
   cmd->add_option("--json", args->json_out, "Write the Profile as JSON to this file");
   cmd->add_option("--html", args->html_out, "Write a single-file HTML report to this file");
   cmd->add_option("--sass", args->sass_files,
-                  "cubin/fatbin/executable/shared library whose SASS tells which kernels use "
+                  "cubin/fatbin/executable/shared library, or a folder of cubins such as "
+                  "Triton's cache (~/.triton/cache), whose SASS tells which kernels use "
                   "tensor cores (runs cuobjdump); repeatable")
-      ->check(CLI::ExistingFile);
+      ->check(CLI::ExistingPath);
   cmd->add_option("--device", args->device,
                   std::string("Spec-table device for ceilings (see `qprof devices`), e.g. h200, "
                               "rtx-pro-6000; default: the device the trace reports; for "
@@ -29,28 +27,26 @@ void AddProfileOptions(CLI::App* cmd, ProfileArgs* args) {
                       devices::kDefaultProjectionDevice + ", the default target of `qprof run`");
   cmd->add_option("--model", args->model,
                   "Model shape JSON for format ceilings of third-party traces: "
-                  "{\"active_params\": 13e9, \"batch\": 16, ...} (analysis/ceilings/ceilings.h)")
+                  "{\"active_params\": 13e9, \"batch\": 16, ...} (README: \"Analyse a trace you "
+                  "already have\")")
       ->check(CLI::ExistingFile);
   cmd->add_option("--top", args->top, "Kernels shown in the summary")->check(CLI::Range(1, 100000));
   cmd->add_option("--label", args->label, "Short label for this profile (used by diffs)");
 }
 
 absl::StatusOr<AnalyzeOptions> MakeAnalyzeOptions(const ProfileArgs& args) {
-  AnalyzeOptions options;
-  options.known_kernels = RegistryKnownKernels();
-  options.device = args.device;
-  options.top_n = args.top;
-  options.label = args.label;
-  if (!args.model.empty()) {
-    ASSIGN_OR_RETURN(options.model, ceilings::LoadModelConfig(args.model));
-  }
-  for (const std::string& f : args.sass_files) {
-    ASSIGN_OR_RETURN(auto stats, sass::SassStatsForFile(f));
-    fmt::print(stderr, "qprof: {}: SASS of {} kernels\n", f, stats.size());
-    options.sass_stats.insert(options.sass_stats.end(), stats.begin(), stats.end());
-    options.sass_sources.push_back(f);
-  }
-  return options;
+  return OptionsForRequest(RequestFor(args));
+}
+
+AnalysisRequest RequestFor(const ProfileArgs& args) {
+  AnalysisRequest request;
+  request.sass_paths = args.sass_files;
+  request.device = args.device;
+  request.model = args.model;
+  request.label = args.label;
+  request.top = args.top;
+  request.verbose = true;
+  return request;
 }
 
 absl::Status WriteProfileOutputs(const proto::Profile& profile, const ProfileArgs& args) {

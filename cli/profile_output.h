@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "analysis/analyze.h"
+#include "cli/analysis_request.h"
 #include "proto/profile.pb.h"
 
 namespace qprof::cli {
@@ -26,6 +27,10 @@ struct ProfileArgs {
 
 // Adds --json, --html, --sass, --device, --model, --top and --label to `cmd`.
 void AddProfileOptions(CLI::App* cmd, ProfileArgs* args);
+
+// The request these options make (cli/analysis_request.h), with the CLI's progress lines;
+// the caller adds the inputs.
+AnalysisRequest RequestFor(const ProfileArgs& args);
 
 // Registry kernels, SASS stats (read and announced on stderr), device, model and label.
 absl::StatusOr<AnalyzeOptions> MakeAnalyzeOptions(const ProfileArgs& args);

@@ -1,5 +1,6 @@
 // `qprof sass FILE... [--json OUT]`: which kernels of a cubin, fatbin, executable or shared
 // library issue tensor-core instructions (static SASS; needs no counter permission).
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,10 +30,29 @@ std::string Shorten(const std::string& s, size_t width) {
   return s.substr(0, keep) + "..." + s.substr(s.size() - (width - 3 - keep));
 }
 
+// Folders stand for the cubins under them (Triton's cache layout, sass::CubinsUnder).
+absl::StatusOr<std::vector<std::string>> ExpandFolders(const std::vector<std::string>& paths) {
+  std::vector<std::string> out;
+  for (const std::string& p : paths) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(p, ec)) {
+      out.push_back(p);
+      continue;
+    }
+    ASSIGN_OR_RETURN(std::vector<std::string> cubins, sass::CubinsUnder(p));
+    if (cubins.empty()) {
+      return absl::NotFoundError(absl::StrCat(p, ": no .cubin files in this folder or below"));
+    }
+    out.insert(out.end(), cubins.begin(), cubins.end());
+  }
+  return out;
+}
+
 absl::Status RunSass(const SassArgs& args) {
+  ASSIGN_OR_RETURN(std::vector<std::string> files, ExpandFolders(args.files));
   std::string json = "{\n  \"files\": [\n";
-  for (size_t fi = 0; fi < args.files.size(); ++fi) {
-    const std::string& f = args.files[fi];
+  for (size_t fi = 0; fi < files.size(); ++fi) {
+    const std::string& f = files[fi];
     std::vector<sass::SassKernelStats> stats;
     if (args.sass_text) {
       ASSIGN_OR_RETURN(std::string text, ReadFile(f));
@@ -68,7 +88,7 @@ absl::Status RunSass(const SassArgs& args) {
           k.tensor_mma, k.simt_fp32, k.simt_fp16, k.simt_fp64, k.simt_int, ops,
           JsonQuote(k.detail), i + 1 < stats.size() ? "," : "");
     }
-    json += fmt::format("    ]}}{}\n", fi + 1 < args.files.size() ? "," : "");
+    json += fmt::format("    ]}}{}\n", fi + 1 < files.size() ? "," : "");
   }
   json += "  ]\n}\n";
   if (!args.json_out.empty()) {
@@ -87,9 +107,11 @@ void RegisterSassCommand(CLI::App& app, CommandRunner& runner) {
       "Count tensor-core MMA (HMMA, HGMMA, QGMMA, IMMA, OMMA, UTC*MMA) versus SIMT FP32/FP16/INT "
       "instructions per kernel of a cubin, fatbin, executable or shared library (runs cuobjdump "
       "--dump-sass; install with: pip install nvidia-cuda-cuobjdump)");
-  cmd->add_option("files", args->files, "cubin, fatbin, executable or shared library")
+  cmd->add_option("files", args->files,
+                  "cubin, fatbin, executable or shared library, or a folder of cubins (every "
+                  ".cubin below it, e.g. Triton's cache ~/.triton/cache)")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(CLI::ExistingPath);
   cmd->add_option("--json", args->json_out, "Write the per-kernel counts as JSON to this file");
   cmd->add_flag("--sass-text", args->sass_text,
                 "The files are SASS listings already (cuobjdump --dump-sass output)");

@@ -12,8 +12,9 @@ build_pkgs=(cmake ninja-build g++ pkg-config ccache libabsl-dev libprotobuf-dev 
   libfmt-dev libgtest-dev libgmock-dev libsimdjson-dev libsqlite3-dev libcli11-dev zlib1g-dev
   python3)
 # Tests: headless browser for the HTML reports, clang + libFuzzer for the importer fuzzers,
-# python3 + pip for the ml_dtypes oracle and the cuobjdump/nvdisasm wheels, sqlite3 CLI.
-test_pkgs=(chromium clang libclang-rt-14-dev python3-pip sqlite3 fonts-dejavu-core)
+# python3 + pip for the ml_dtypes oracle, the cuobjdump/nvdisasm wheels and the Python
+# module's build and tests (python3-dev: its headers), sqlite3 CLI.
+test_pkgs=(chromium clang libclang-rt-14-dev python3-pip python3-dev sqlite3 fonts-dejavu-core)
 
 pkgs=("${build_pkgs[@]}")
 (( want_tests )) && pkgs+=("${test_pkgs[@]}")
@@ -40,6 +41,13 @@ if (( want_tests )); then
   # nvidia-cutlass: CuTe's headers, for the host-side cross-check of the PTX warp model's
   # fragment tables against CuTe's MMA_Traits (tests/warp_emu/cute_crosscheck_test.cc).
   python3 -c "import cutlass_library" 2>/dev/null || py_missing+=(nvidia-cutlass)
+  # The Python module (python/, built by CMake when nanobind is found) and its tests:
+  # nanobind and scikit-build-core build it (pip install . uses them too), pytest runs the
+  # tests, pandas gives the DataFrames, jsonschema validates the JSON against schemas/,
+  # ray runs the distributed analysis test (about 80 MB wheel, 285 MB installed).
+  for m in nanobind scikit_build_core pandas pytest jsonschema ray; do
+    python3 -c "import $m" 2>/dev/null || py_missing+=("${m//_/-}")
+  done
   if ! command -v cuobjdump >/dev/null && ! ls "$(python3 -c 'import site;print(site.getsitepackages()[0])')"/nvidia/cu*/bin/cuobjdump >/dev/null 2>&1; then
     py_missing+=(nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm)
   fi

@@ -12,7 +12,10 @@ bash scripts/install-deps.sh
 export CCACHE_BASEDIR="$root"
 export CCACHE_NOHASHDIR=1
 jobs=$(nproc)
-cmake --preset default -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache >/dev/null
+# QPROF_PYTHON=ON: the Python module and its pytest tests are part of the suite, so a
+# missing nanobind stops here instead of leaving them out.
+cmake --preset default -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache \
+  -DQPROF_PYTHON=ON >/dev/null
 cmake --build build -j"$jobs"
 ctest --test-dir build --output-on-failure -j"$jobs"
 

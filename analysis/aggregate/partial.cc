@@ -214,27 +214,38 @@ bool LooksLikePartial(const std::string& head) {
   return head.size() >= 8 && std::memcmp(head.data(), kPartialMagic, 8) == 0;
 }
 
-absl::Status WritePartialFile(const ProfileState& state, const std::string& path) {
+absl::StatusOr<std::string> PartialBytes(const ProfileState& state) {
   std::string bytes(kPartialMagic, 8);
   if (!ToPartial(state).AppendToString(&bytes)) {
-    return absl::InternalError(absl::StrCat(path, ": cannot serialize the partial profile"));
+    return absl::InternalError("cannot serialize the partial profile");
   }
-  return WriteFileAtomic(path, bytes);
+  return bytes;
 }
 
-absl::StatusOr<ProfileState> ReadPartialFile(const std::string& path) {
-  ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
+absl::StatusOr<ProfileState> ParsePartialBytes(const std::string& bytes, const std::string& what) {
   if (!LooksLikePartial(bytes)) {
     return absl::InvalidArgumentError(absl::StrCat(
-        path, ": not a partial profile (written by `qprof analyze --partial`; it starts with \"",
+        what, ": not a partial profile (written by `qprof analyze --partial`; it starts with \"",
         kPartialMagic, "\")"));
   }
   proto::PartialProfile p;
   if (bytes.size() - 8 > static_cast<size_t>(std::numeric_limits<int>::max()) ||
       !p.ParseFromArray(bytes.data() + 8, static_cast<int>(bytes.size() - 8))) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": partial profile does not parse (cut short or damaged)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": partial profile does not parse (cut short or damaged)"));
   }
-  return FromPartial(p, path);
+  return FromPartial(p, what);
+}
+
+absl::Status WritePartialFile(const ProfileState& state, const std::string& path) {
+  absl::StatusOr<std::string> bytes = PartialBytes(state);
+  if (!bytes.ok()) return absl::InternalError(absl::StrCat(path, ": ", bytes.status().message()));
+  return WriteFileAtomic(path, *bytes);
+}
+
+absl::StatusOr<ProfileState> ReadPartialFile(const std::string& path) {
+  ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
+  return ParsePartialBytes(bytes, path);
 }
 
 }  // namespace qprof::aggregate

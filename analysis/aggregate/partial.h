@@ -31,6 +31,11 @@ proto::PartialProfile ToPartial(const ProfileState& state);
 absl::StatusOr<ProfileState> FromPartial(const proto::PartialProfile& partial,
                                          const std::string& what);
 
+// The file's bytes (magic and message), e.g. to hand a partial between processes.
+absl::StatusOr<std::string> PartialBytes(const ProfileState& state);
+// InvalidArgument naming `what` when the bytes are not a partial profile of this version.
+absl::StatusOr<ProfileState> ParsePartialBytes(const std::string& bytes, const std::string& what);
+
 absl::Status WritePartialFile(const ProfileState& state, const std::string& path);
 absl::StatusOr<ProfileState> ReadPartialFile(const std::string& path);
 // True when the bytes start with the partial profile magic.

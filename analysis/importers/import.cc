@@ -8,6 +8,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "analysis/importers/input_hints.h"
 #include "analysis/importers/kineto/kineto_importer.h"
 #include "analysis/importers/ncu/ncu_importer.h"
 #include "analysis/importers/nsys/nsys_importer.h"
@@ -99,11 +100,9 @@ absl::StatusOr<InputKind> CheckInput(const std::string& path, const ImportOption
                                                    options.max_input_bytes, " bytes"));
   }
   ASSIGN_OR_RETURN(InputKind kind, DetectInputKind(path));
-  if (kind == InputKind::kUnknown) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        path, ": not a trace qprof can read (expected a .qtrace, an Nsight Systems SQLite "
-              "export, a PyTorch profiler/Kineto JSON or .json.gz, or an Nsight Compute CSV)"));
-  }
+  // An Nsight report (.nsys-rep, .ncu-rep) gets the export command that makes what qprof
+  // reads; any other file the list of kinds qprof reads.
+  if (kind == InputKind::kUnknown) return absl::InvalidArgumentError(UnreadableInputMessage(path));
   return kind;
 }
 

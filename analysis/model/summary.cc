@@ -87,7 +87,8 @@ ModelSummary Summarize(const proto::DecodePlan& plan, const ModelResult& result,
 
 std::string SummaryJson(const std::vector<ModelSummary>& summaries,
                         const std::vector<std::string>& notes) {
-  std::string out = "{\n  \"provenance\": \"modelled\",\n  \"runs\": [";
+  std::string out = fmt::format("{{\n  \"schema_version\": {},\n", kRunSummarySchemaVersion);
+  out += "  \"provenance\": \"modelled\",\n  \"runs\": [";
   for (size_t i = 0; i < summaries.size(); ++i) {
     const ModelSummary& s = summaries[i];
     const std::string in = "      ";

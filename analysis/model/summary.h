@@ -52,6 +52,10 @@ ModelSummary Summarize(const proto::DecodePlan& plan, const ModelResult& result,
 double AmdahlIfRemoved(double share);
 
 // Stable JSON for a list of summaries plus free-form notes (comparisons, assumptions).
+// The run summary's `schema_version`: changes when a field's meaning changes (fields may be
+// added without a change). Its JSON Schema is schemas/run-summary.schema.json.
+inline constexpr int kRunSummarySchemaVersion = 1;
+
 std::string SummaryJson(const std::vector<ModelSummary>& summaries,
                         const std::vector<std::string>& notes);
 

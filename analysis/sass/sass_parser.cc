@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <cstdio>
@@ -223,6 +224,58 @@ absl::StatusOr<std::vector<SassKernelStats>> SassStatsForFile(const std::string&
     return absl::InvalidArgumentError(absl::StrCat(path, ": ", stats.status().message()));
   }
   return stats;
+}
+
+absl::StatusOr<std::vector<std::string>> CubinsUnder(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  std::vector<std::string> out;
+  fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec);
+  if (ec) return absl::NotFoundError(absl::StrCat(dir, ": cannot read folder: ", ec.message()));
+  for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (ec) break;
+    if (it->path().extension() == ".cubin" && it->is_regular_file(ec)) {
+      out.push_back(it->path().string());
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+absl::StatusOr<SassOfPath> SassStatsForPath(const std::string& path) {
+  namespace fs = std::filesystem;
+  SassOfPath out;
+  std::error_code ec;
+  if (!fs::is_directory(path, ec)) {
+    ASSIGN_OR_RETURN(out.stats, SassStatsForFile(path));
+    out.files.push_back(path);
+    return out;
+  }
+  ASSIGN_OR_RETURN(std::vector<std::string> cubins, CubinsUnder(path));
+  if (cubins.empty()) {
+    return absl::NotFoundError(absl::StrCat(
+        path, ": no .cubin files in this folder or below (--sass takes a cubin, fatbin, "
+              "executable or shared library, or a folder of cubins such as ~/.triton/cache)"));
+  }
+  for (const std::string& f : cubins) {
+    auto stats = SassStatsForFile(f);
+    if (!stats.ok()) {
+      // cuobjdump cannot be run at all: every other cubin would fail the same way.
+      if (stats.status().message().find("cuobjdump not found") != std::string_view::npos) {
+        return stats.status();
+      }
+      out.skipped.push_back(std::string(stats.status().message()));
+      continue;
+    }
+    out.stats.insert(out.stats.end(), stats->begin(), stats->end());
+    out.files.push_back(f);
+  }
+  if (out.files.empty()) {
+    return absl::NotFoundError(absl::StrCat(path, ": none of its ", cubins.size(),
+                                            " cubins could be read; the first: ",
+                                            out.skipped.front()));
+  }
+  return out;
 }
 
 }  // namespace qprof::sass

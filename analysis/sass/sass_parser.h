@@ -57,6 +57,23 @@ absl::StatusOr<std::string> RunCuobjdump(const std::string& path);
 // ParseSass(RunCuobjdump(path)).
 absl::StatusOr<std::vector<SassKernelStats>> SassStatsForFile(const std::string& path);
 
+// The machine code of a file, or of every cubin under a folder.
+struct SassOfPath {
+  std::vector<SassKernelStats> stats;
+  std::vector<std::string> files;    // files whose SASS was read
+  std::vector<std::string> skipped;  // "<file>: <why>" (folders only: one bad cubin of many)
+};
+
+// Files ending in .cubin under `dir`, at any depth, sorted: the layout of Triton's kernel
+// cache (~/.triton/cache/<hash>/<kernel>.cubin, one folder per compiled kernel) and of
+// `cuobjdump -xelf all` output. Symbolic links to folders are not followed.
+absl::StatusOr<std::vector<std::string>> CubinsUnder(const std::string& dir);
+
+// A file: SassStatsForFile. A folder: every cubin under it (CubinsUnder); a cubin that
+// cuobjdump cannot read is listed in `skipped` rather than stopping the others. NotFound
+// when the folder holds no cubin, or when nothing in it could be read.
+absl::StatusOr<SassOfPath> SassStatsForPath(const std::string& path);
+
 }  // namespace qprof::sass
 
 #endif  // QPROF_ANALYSIS_SASS_SASS_PARSER_H_

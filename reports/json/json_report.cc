@@ -4,13 +4,17 @@
 #include "base/file_util.h"
 #include "base/status_macros.h"
 #include "google/protobuf/util/json_util.h"
+#include "reports/json/json_numbers.h"
 
 namespace qprof::reports {
 namespace {
 
 namespace pbu = google::protobuf::util;
 
-absl::StatusOr<std::string> ToJson(const google::protobuf::Message& m, const JsonOptions& o) {
+}  // namespace
+
+absl::StatusOr<std::string> MessageToJson(const google::protobuf::Message& m,
+                                          const JsonOptions& o) {
   pbu::JsonPrintOptions print;
   print.preserve_proto_field_names = true;
   // Presence-tracked fields (proto3 `optional`) stay absent when unset even with this on.
@@ -22,9 +26,12 @@ absl::StatusOr<std::string> ToJson(const google::protobuf::Message& m, const Jso
     return absl::InternalError(
         absl::StrCat("cannot convert ", m.GetTypeName(), " to JSON: ", st.ToString()));
   }
+  ASSIGN_OR_RETURN(out, Int64FieldsAsNumbers(m.GetDescriptor(), out));
   if (o.pretty && (out.empty() || out.back() != '\n')) out.push_back('\n');
   return out;
 }
+
+namespace {
 
 template <typename M>
 absl::StatusOr<M> FromJson(const std::string& json, const std::string& what) {
@@ -43,11 +50,11 @@ absl::StatusOr<M> FromJson(const std::string& json, const std::string& what) {
 
 absl::StatusOr<std::string> ProfileToJson(const proto::Profile& profile,
                                           const JsonOptions& options) {
-  return ToJson(profile, options);
+  return MessageToJson(profile, options);
 }
 
 absl::StatusOr<std::string> DiffToJson(const proto::Diff& diff, const JsonOptions& options) {
-  return ToJson(diff, options);
+  return MessageToJson(diff, options);
 }
 
 absl::StatusOr<proto::Profile> ProfileFromJson(const std::string& json, const std::string& what) {

@@ -7,8 +7,11 @@
 //   Empty repeated fields print as [].
 // - Fields with presence (`optional double tensor_pipe_pct` and friends) appear ONLY when
 //   set: a key present means "measured"; absent means "not measured", never 0.
-// - 64-bit integers are JSON strings ("123"), as the protobuf JSON mapping specifies;
-//   parsers accept both forms.
+// - 64-bit integers are JSON numbers (123), not the strings ("123") of protobuf's JSON
+//   mapping, so jq, pandas and schema validators read them as numbers; values stay below
+//   2^53 or the writer fails (json_numbers.h). Parsers accept both forms.
+// - Doubles that are infinite or NaN are the strings "Infinity", "-Infinity", "NaN"
+//   (protobuf's mapping). The JSON Schemas in schemas/ describe every field.
 // - Write*Json() writes atomically (temp file + rename): never a half-written report.
 #ifndef QPROF_REPORTS_JSON_JSON_REPORT_H_
 #define QPROF_REPORTS_JSON_JSON_REPORT_H_
@@ -17,6 +20,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "google/protobuf/message.h"
 #include "proto/diff.pb.h"
 #include "proto/profile.pb.h"
 
@@ -25,6 +29,10 @@ namespace qprof::reports {
 struct JsonOptions {
   bool pretty = true;  // two-space indentation; false gives one line
 };
+
+// Any message (Profile, Diff, Trace) in the form above.
+absl::StatusOr<std::string> MessageToJson(const google::protobuf::Message& message,
+                                          const JsonOptions& options = {});
 
 absl::StatusOr<std::string> ProfileToJson(const proto::Profile& profile,
                                           const JsonOptions& options = {});

@@ -1,5 +1,8 @@
 #include "analysis/sass/sass_parser.h"
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <string>
 
 #include "base/file_util.h"
@@ -95,6 +98,43 @@ TEST(SassParser, RealCuobjdumpFatbinListing) {
 TEST(SassParser, RejectsTextWithoutFunctions) {
   EXPECT_FALSE(ParseSass("").ok());
   EXPECT_FALSE(ParseSass("hello\nworld\n").ok());
+}
+
+// Triton's cache: one folder per compiled kernel holding <name>.cubin beside its .ptx,
+// .json and other stages. Only the cubins are read, at any depth, in a stable order.
+TEST(SassParser, CubinsUnderAFolderLikeTritonsCache) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::temp_directory_path() / ("qprof_cubins_" + std::to_string(getpid()));
+  fs::remove_all(root);
+  for (const char* f : {"b2/_mxfp4_slot_gemv_kernel.cubin", "b2/_mxfp4_slot_gemv_kernel.ptx",
+                        "b2/_mxfp4_slot_gemv_kernel.json", "a1/_tiled_sparse_decode_kernel.cubin",
+                        "a1/deeper/x.cubin", "notes.txt"}) {
+    fs::create_directories((root / f).parent_path());
+    ASSERT_TRUE(WriteFileAtomic((root / f).string(), "x").ok());
+  }
+  fs::create_directories(root / "folder.cubin");  // a folder is not a cubin
+  auto got = CubinsUnder(root.string());
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_EQ(got->size(), 3u);
+  EXPECT_EQ((*got)[0], (root / "a1/_tiled_sparse_decode_kernel.cubin").string());
+  EXPECT_EQ((*got)[1], (root / "a1/deeper/x.cubin").string());
+  EXPECT_EQ((*got)[2], (root / "b2/_mxfp4_slot_gemv_kernel.cubin").string());
+  // A folder without cubins says so; one whose cubins cannot be read says why.
+  EXPECT_EQ(SassStatsForPath((root / "missing.cubin").string()).status().code(),
+            absl::StatusCode::kNotFound);
+  fs::create_directories(root / "empty");
+  auto empty = SassStatsForPath((root / "empty").string());
+  ASSERT_FALSE(empty.ok());
+  EXPECT_EQ(empty.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_NE(std::string(empty.status().message()).find("no .cubin files"), std::string::npos);
+  if (FindCuobjdump().ok()) {  // the fake cubins hold no device code
+    auto bad = SassStatsForPath(root.string());
+    ASSERT_FALSE(bad.ok());
+    EXPECT_NE(std::string(bad.status().message()).find("none of its 3 cubins"),
+              std::string::npos)
+        << bad.status();
+  }
+  fs::remove_all(root);
 }
 
 TEST(SassParser, MissingFileIsNotFound) {

@@ -55,7 +55,7 @@ TEST(Summary, JsonIsStableAndEscaped) {
   EXPECT_NE(a.find("\"provenance\": \"modelled\""), std::string::npos);
   EXPECT_NE(a.find("a \\\"quoted\\\" note\\nwith newline"), std::string::npos);
   EXPECT_NE(a.find("\"label\": \"mxfp4 via w4a16_mma\""), std::string::npos);
-  EXPECT_EQ(SummaryJson({}, {}), "{\n  \"provenance\": \"modelled\",\n  \"runs\": [],\n  \"notes\": []\n}\n");
+  EXPECT_EQ(SummaryJson({}, {}), "{\n  \"schema_version\": 1,\n  \"provenance\": \"modelled\",\n  \"runs\": [],\n  \"notes\": []\n}\n");
   EXPECT_NE(SummaryTable({s}).find("mxfp4 via w4a16_mma"), std::string::npos);
 }
 

@@ -1,0 +1,216 @@
+"""qprof from Python: where LLM decode time goes on NVIDIA GPUs.
+
+The same analysis as the `qprof` command, run in-process by qprof's C++ libraries:
+
+    import qprof
+    p = qprof.analyze("trace.json.gz")          # PyTorch profiler, nsys SQLite, .qtrace, ...
+    p.kernels                                     # pandas DataFrame (list of dicts without pandas)
+    p.to_dict()                                   # the JSON `qprof analyze --json` writes
+    p.to_html("report.html")                      # the single-file HTML report
+    d = qprof.diff("mxfp4.qtrace", "nvfp4.qtrace")
+    d.kernels, d.to_dict(), d.to_html("diff.html")
+    parts = [qprof.analyze_partial(f) for f in rank_files]   # anywhere, e.g. Ray tasks
+    qprof.merge(parts)                            # the Profile of all files at once
+
+Many files on a Ray cluster: `python -m qprof.ray_analyze TRACES... --address auto`.
+
+Errors raise ValueError (bad or unsupported input) or OSError (FileNotFoundError,
+PermissionError) with the one-line message the CLI prints.
+"""
+from __future__ import annotations
+
+import os
+from typing import Iterable, Optional, Sequence, Union
+
+from . import _qprof
+from ._objects import Diff, Profile, Trace
+
+__all__ = [
+    "Diff",
+    "Profile",
+    "SCHEMA_VERSION",
+    "Trace",
+    "__version__",
+    "analyze",
+    "analyze_partial",
+    "diff",
+    "merge",
+    "merge_partials",
+    "read_trace",
+    "schema",
+]
+
+__version__: str = _qprof.__version__
+#: The `schema_version` of the Profile and Diff JSON this module writes.
+SCHEMA_VERSION: int = _qprof.SCHEMA_VERSION
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def _paths(p: Union[PathLike, Iterable[PathLike], None]) -> list:
+    if p is None:
+        return []
+    if isinstance(p, (str, bytes, os.PathLike)):
+        return [os.fsdecode(p)]
+    return [os.fsdecode(x) for x in p]
+
+
+def _path(p: Optional[PathLike]) -> str:
+    return "" if p is None else os.fsdecode(p)
+
+
+def analyze(
+    paths: Union[PathLike, Sequence[PathLike]],
+    device: Optional[str] = None,
+    sass: Union[PathLike, Sequence[PathLike], None] = None,
+    ncu: Optional[PathLike] = None,
+    model: Optional[PathLike] = None,
+    label: Optional[str] = None,
+) -> Profile:
+    """Analyse one or more traces together, as `qprof analyze PATHS...`.
+
+    paths: trace files of any kind qprof reads (.qtrace, Nsight Systems SQLite, PyTorch
+        profiler / Kineto JSON or .json.gz; one per rank is fine).
+    device: spec-table device for ceilings (`qprof devices`), e.g. "h200".
+    sass: cubin/fatbin/executable/shared library, or a folder of cubins such as
+        ~/.triton/cache, whose machine code tells which kernels use tensor cores.
+    ncu: Nsight Compute CSV whose per-kernel metrics are joined onto the traces.
+    model: model shape JSON for format ceilings of third-party traces.
+    label: short label used by diffs.
+    """
+    files = _paths(paths)
+    if not files:
+        raise ValueError("no traces to analyse")
+    return Profile(
+        _qprof.analyze(
+            files,
+            device=device or "",
+            sass=_paths(sass),
+            ncu=_path(ncu),
+            model=_path(model),
+            label=label or "",
+        )
+    )
+
+
+def diff(
+    a: Union[Profile, PathLike],
+    b: Union[Profile, PathLike],
+    device: Optional[str] = None,
+    label_a: Optional[str] = None,
+    label_b: Optional[str] = None,
+) -> Diff:
+    """Compare two runs, as `qprof diff A B`: Profiles, traces or Profile JSON reports.
+
+    Rows are matched by role first and normalised kernel name second. Two inputs with the
+    same label are told apart by their file names, as the CLI does.
+    """
+    pa = _as_profile(a, device, label_a)
+    pb = _as_profile(b, device, label_b)
+    paths = not isinstance(a, Profile) and not isinstance(b, Profile)
+    if paths and not label_a and not label_b and pa.label == pb.label:
+        pa = _relabel(pa, os.path.basename(os.fsdecode(a)))
+        pb = _relabel(pb, os.path.basename(os.fsdecode(b)))
+    return Diff(_qprof.diff(pa._core, pb._core))
+
+
+def _as_profile(x: Union[Profile, PathLike], device: Optional[str], label: Optional[str]) -> Profile:
+    if isinstance(x, Profile):
+        return _relabel(x, label) if label else x
+    return Profile(_qprof.load_profile(os.fsdecode(x), device=device or "", label=label or ""))
+
+
+def _relabel(p: Profile, label: str) -> Profile:
+    core = _qprof.Profile.from_bytes(p._core.to_bytes())
+    core.label = label
+    return Profile(core)
+
+
+def read_trace(path: PathLike) -> Trace:
+    """Read any trace qprof reads into qprof's own records (kernels, copies, NVTX ranges)."""
+    return Trace(_qprof.read_trace(os.fsdecode(path)))
+
+
+def schema(name: str) -> dict:
+    """The JSON Schema of the "profile", "diff" or "run-summary" JSON, as a dict."""
+    import json
+
+    here = os.path.join(os.path.dirname(__file__), "schemas", f"{name}.schema.json")
+    if not os.path.exists(here):
+        raise ValueError(f"no schema named {name!r} (profile, diff, run-summary)")
+    with open(here, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def analyze_partial(
+    paths: Union[PathLike, Sequence[PathLike]],
+    ncu: Optional[PathLike] = None,
+    threads: int = 0,
+) -> bytes:
+    """The traces' aggregation state, as `qprof analyze --partial OUT.qprofile` writes it.
+
+    The bytes are exactly a .qprofile file: small (one entry per distinct kernel, device,
+    stream and step, not per launch), to be handed to another process or machine and
+    finished with `merge` (or written to a file for `qprof merge`). Analysing files in
+    several groups and merging the partials gives the Profile of analysing them at once.
+
+    threads: files read at once (0: one per core); a task given one core says 1.
+    """
+    files = _paths(paths)
+    if not files:
+        raise ValueError("no traces to analyse")
+    return _qprof.analyze_partial(files, ncu=_path(ncu), threads=int(threads))
+
+
+Partial = Union[bytes, bytearray, memoryview, PathLike]
+
+
+def _partials(partials: Union[Partial, Iterable[Partial]]) -> tuple:
+    if isinstance(partials, (bytes, bytearray, memoryview, str, os.PathLike)):
+        partials = [partials]
+    data, names = [], []
+    for i, p in enumerate(partials):
+        if isinstance(p, (bytes, bytearray, memoryview)):
+            data.append(bytes(p))
+            names.append(f"partial {i}")
+        else:
+            name = os.fsdecode(p)
+            with open(name, "rb") as f:
+                data.append(f.read())
+            names.append(name)
+    if not data:
+        raise ValueError("no partial profiles to merge")
+    return data, names
+
+
+def merge(
+    partials: Union[Partial, Iterable[Partial]],
+    device: Optional[str] = None,
+    sass: Union[PathLike, Sequence[PathLike], None] = None,
+    model: Optional[PathLike] = None,
+    label: Optional[str] = None,
+) -> Profile:
+    """Merge partial profiles in the order given and finish the analysis, as `qprof merge`.
+
+    partials: bytes from `analyze_partial`, or paths of .qprofile files
+        (`qprof analyze --partial`). The options are `analyze`'s: classification and
+        ceilings run once, after the merge.
+    """
+    data, names = _partials(partials)
+    return Profile(
+        _qprof.merge(
+            data,
+            names=names,
+            device=device or "",
+            sass=_paths(sass),
+            model=_path(model),
+            label=label or "",
+        )
+    )
+
+
+def merge_partials(partials: Union[Partial, Iterable[Partial]]) -> bytes:
+    """Partial profiles merged into one partial, as `qprof merge --partial`: a reduction in
+    stages (merging partials of partials gives the same Profile)."""
+    data, names = _partials(partials)
+    return _qprof.merge_partials(data, names=names)

@@ -1,0 +1,303 @@
+"""Profile, Diff and Trace: thin Python faces of the C++ objects in qprof._qprof."""
+from __future__ import annotations
+
+import functools
+import html
+import json
+import os
+from typing import Any, Dict, List, Optional, Union
+
+from . import _qprof
+from ._tables import columns_table, table
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+@functools.lru_cache(maxsize=None)
+def _required_keys(schema_name: str, definition: str) -> tuple:
+    """The keys every row of `definition` has, from the shipped JSON Schema."""
+    path = os.path.join(os.path.dirname(__file__), "schemas", f"{schema_name}.schema.json")
+    try:
+        with open(path, encoding="utf-8") as f:
+            d = json.load(f)["$defs"].get(definition, {})
+    except (OSError, ValueError, KeyError):
+        return ()
+    return tuple(d.get("required", ()))
+
+
+def _iframe(page: str, height: int) -> str:
+    # The report is a whole page with its own styles: isolated in an iframe so that it
+    # neither inherits nor changes the notebook's CSS.
+    return (
+        f'<iframe srcdoc="{html.escape(page, quote=True)}" '
+        f'style="width:100%;height:{height}px;border:1px solid #ddd" '
+        'title="qprof report"></iframe>'
+    )
+
+
+class Profile:
+    """The analysis of one or more traces (`qprof analyze`).
+
+    Tables are DataFrames when pandas is installed (lists of dicts otherwise), with the
+    columns of the `--json` report: kernels, roles, classes, ranks, ranges, streams, steps,
+    devices, sources, warnings. Times are integer nanoseconds, shares fractions of 1.
+    """
+
+    # table name -> message name in the Profile JSON Schema
+    _TABLES = {
+        "kernels": "KernelRow",
+        "roles": "RoleRow",
+        "classes": "ClassRow",
+        "ranks": "RankRow",
+        "ranges": "RangeRow",
+        "streams": "StreamRow",
+        "steps": "StepRow",
+        "devices": "ProfileDevice",
+        "sources": "Source",
+        "warnings": "Warning",
+        "timeline": "TimelineEvent",
+    }
+
+    def __init__(self, core: "_qprof.Profile"):
+        self._core = core
+        self._dict: Optional[Dict[str, Any]] = None
+
+    # -- the JSON form ------------------------------------------------------------------
+    def to_dict(self) -> Dict[str, Any]:
+        """The Profile as `qprof analyze --json` writes it (a fresh copy each call)."""
+        return json.loads(self._json())
+
+    def _json(self) -> str:
+        return self._core.to_json(pretty=False)
+
+    def _d(self) -> Dict[str, Any]:
+        if self._dict is None:
+            self._dict = json.loads(self._json())
+        return self._dict
+
+    def to_json(self, path: Optional[PathLike] = None) -> Optional[str]:
+        """The `--json` text; written atomically to `path` when given."""
+        if path is not None:
+            self._core.write_json(os.fsdecode(path))
+            return None
+        return self._core.to_json(pretty=True)
+
+    # -- tables ---------------------------------------------------------------------------
+    def _table(self, name: str) -> Any:
+        rows = self._d().get(name, [])
+        return table(rows, _required_keys("profile", self._TABLES[name]))
+
+    @property
+    def kernels(self) -> Any:
+        return self._table("kernels")
+
+    @property
+    def roles(self) -> Any:
+        return self._table("roles")
+
+    @property
+    def classes(self) -> Any:
+        return self._table("classes")
+
+    @property
+    def ranks(self) -> Any:
+        """One row per input trace (rank) when several traces were analysed together."""
+        return self._table("ranks")
+
+    @property
+    def ranges(self) -> Any:
+        return self._table("ranges")
+
+    @property
+    def streams(self) -> Any:
+        return self._table("streams")
+
+    @property
+    def steps(self) -> Any:
+        return self._table("steps")
+
+    @property
+    def devices(self) -> Any:
+        return self._table("devices")
+
+    @property
+    def sources(self) -> Any:
+        return self._table("sources")
+
+    @property
+    def warnings(self) -> Any:
+        return self._table("warnings")
+
+    @property
+    def timeline(self) -> Any:
+        return self._table("timeline")
+
+    @property
+    def totals(self) -> Dict[str, Any]:
+        return dict(self._d().get("totals", {}))
+
+    @property
+    def ceilings(self) -> Dict[str, Any]:
+        return dict(self._d().get("ceilings", {}))
+
+    @property
+    def label(self) -> str:
+        return self._core.label
+
+    # -- reports ----------------------------------------------------------------------------
+    def to_html(self, path: Optional[PathLike] = None) -> Optional[str]:
+        """The single-file HTML report; written atomically to `path` when given."""
+        if path is not None:
+            self._core.write_html(os.fsdecode(path))
+            return None
+        return self._core.to_html()
+
+    def _repr_html_(self) -> str:
+        return _iframe(self._core.to_html(), 900)
+
+    def summary(self, top: int = 15) -> str:
+        """The terminal summary `qprof analyze` prints."""
+        return self._core.summary(color=False, top=top)
+
+    def __str__(self) -> str:
+        return self.summary()
+
+    def __repr__(self) -> str:
+        t = self._d().get("totals", {})
+        return (
+            f"<qprof.Profile {self.label!r}: {t.get('kernel_count', 0)} kernel launches, "
+            f"{t.get('kernel_time_ns', 0) / 1e6:.3f} ms kernel time, "
+            f"{len(self._d().get('sources', []))} source(s)>"
+        )
+
+    # -- pickling (Ray and multiprocessing pass Profiles between processes) ----------------
+    def __getstate__(self) -> bytes:
+        return self._core.to_bytes()
+
+    def __setstate__(self, state: bytes) -> None:
+        self._core = _qprof.Profile.from_bytes(state)
+        self._dict = None
+
+
+class Diff:
+    """Two profiles matched by role (`qprof diff`)."""
+
+    _TABLES = {"kernels": "DiffRow", "roles": "DiffRow", "classes": "DiffRow", "ranks": "RankDiffRow"}
+
+    def __init__(self, core: "_qprof.Diff"):
+        self._core = core
+        self._dict: Optional[Dict[str, Any]] = None
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The Diff as `qprof diff --json` writes it."""
+        return json.loads(self._core.to_json(pretty=False))
+
+    def _d(self) -> Dict[str, Any]:
+        if self._dict is None:
+            self._dict = self.to_dict()
+        return self._dict
+
+    def to_json(self, path: Optional[PathLike] = None) -> Optional[str]:
+        if path is not None:
+            self._core.write_json(os.fsdecode(path))
+            return None
+        return self._core.to_json(pretty=True)
+
+    def _table(self, name: str) -> Any:
+        return table(self._d().get(name, []), _required_keys("diff", self._TABLES[name]))
+
+    @property
+    def kernels(self) -> Any:
+        return self._table("kernels")
+
+    @property
+    def roles(self) -> Any:
+        return self._table("roles")
+
+    @property
+    def classes(self) -> Any:
+        return self._table("classes")
+
+    @property
+    def ranks(self) -> Any:
+        return self._table("ranks")
+
+    @property
+    def headline(self) -> str:
+        return self._d().get("headline", "")
+
+    def to_html(self, path: Optional[PathLike] = None) -> Optional[str]:
+        if path is not None:
+            self._core.write_html(os.fsdecode(path))
+            return None
+        return self._core.to_html()
+
+    def _repr_html_(self) -> str:
+        return _iframe(self._core.to_html(), 900)
+
+    def summary(self) -> str:
+        return self._core.summary(color=False)
+
+    def __str__(self) -> str:
+        return self.summary()
+
+    def __repr__(self) -> str:
+        return f"<qprof.Diff {self.headline!r}>"
+
+    def __getstate__(self) -> tuple:
+        return self._core.to_bytes()
+
+    def __setstate__(self, state: tuple) -> None:
+        self._core = _qprof.Diff.from_bytes(*state)
+        self._dict = None
+
+
+class Trace:
+    """A trace as qprof reads it: GPU activities (kernels, copies, sets) and NVTX ranges.
+
+    Timestamps are integer nanoseconds as the source gave them (absolute for PyTorch
+    traces with baseTimeNanoseconds, relative for others).
+    """
+
+    def __init__(self, core: "_qprof.Trace"):
+        self._core = core
+
+    @property
+    def header(self) -> Dict[str, Any]:
+        """Provenance, devices, run and collector information (the trace's header)."""
+        return json.loads(self._core.header_json())
+
+    @property
+    def activities(self) -> Any:
+        """One row per GPU activity: kind, name, device_id, stream_id, start_ns, end_ns,
+        duration_ns, nvtx_path, grid, block, role, class, evidence, ..."""
+        return columns_table(self._core.activity_columns())
+
+    @property
+    def kernels(self) -> Any:
+        """The activities of kind KERNEL."""
+        cols = self._core.activity_columns()
+        keep = [i for i, k in enumerate(cols["kind"]) if k == "KERNEL"]
+        return columns_table({n: [v[i] for i in keep] for n, v in cols.items()})
+
+    @property
+    def ranges(self) -> Any:
+        return columns_table(self._core.range_columns())
+
+    @property
+    def truncated(self) -> bool:
+        return self._core.truncated
+
+    @property
+    def truncation_detail(self) -> str:
+        return self._core.truncation_detail
+
+    def __len__(self) -> int:
+        return len(self._core)
+
+    def __repr__(self) -> str:
+        h = self.header
+        return (
+            f"<qprof.Trace {h.get('source_kind', '')} {h.get('source_path', '')!r}: "
+            f"{len(self)} activities{' (truncated)' if self.truncated else ''}>"
+        )
