@@ -26,6 +26,7 @@
 #include "base/status_macros.h"
 #include "cli/command.h"
 #include "cli/decode_backends.h"
+#include "cli/format_path_split.h"
 #include "cli/model_run.h"
 #include "cli/run_reports.h"
 #include "fmt/core.h"
@@ -42,6 +43,7 @@ struct RunArgs {
   std::string batch = "16";   // one size, or a comma list (one sweep on the same weights)
   std::vector<int> batches;   // parsed from `batch`
   std::string out_dir = "qprof-out";
+  int split_repeats = 3;      // repetitions of the format/path split (0 = off)
   ModelCliOptions model;  // --target, --model-param, --no-model-projection (cli/model_run.h)
   std::vector<std::string> argv;
 };
@@ -183,6 +185,29 @@ void PrintSummary(const std::string& format, const runtime::RunResult& r,
   fmt::print("  trace: {}\n", path);
 }
 
+// The format/path split of one batch size (cli/format_path_split.h): printed, and written
+// to <out_dir>/split.json.
+absl::Status WriteSplit(const RunArgs& args, int batch, bool on_host, const std::string& mx_path,
+                        const std::string& nv_path, const std::string& out_dir) {
+  runtime::RunOptions o = args.options;
+  o.batch = batch;
+  o.backend = on_host ? "cpu" : "cuda";  // where the main runs ran
+  const std::vector<std::unique_ptr<runtime::DecodeBackend>> owned = MakeDecodeBackends();
+  std::vector<runtime::DecodeBackend*> backends;
+  for (const auto& b : owned) backends.push_back(b.get());
+  ASSIGN_OR_RETURN(FormatPathSplit split,
+                   MeasureFormatPathSplit(backends, o, mx_path, nv_path, args.split_repeats,
+                                          [](const std::string& line) {
+                                            fmt::print(stderr, "{}\n", line);
+                                          }));
+  fmt::print("{}", FormatSplitText(split));
+  RETURN_IF_ERROR(MakeDirs(out_dir));
+  const std::string path = absl::StrCat(out_dir, "/split.json");
+  RETURN_IF_ERROR(WriteFileAtomic(path, FormatSplitJson(split)));
+  fmt::print("  split: {}\n", path);
+  return absl::OkStatus();
+}
+
 absl::Status RunCommand(const RunArgs& args) {
   const std::string command_line = absl::StrJoin(args.argv, " ");
   if (args.options.backend == "model") {
@@ -236,8 +261,14 @@ absl::Status RunCommand(const RunArgs& args) {
       runs.push_back({formats[i], std::move(r.trace), path});
     }
     if (tps.size() == 2 && tps[0] > 0) {
-      fmt::print("nvfp4 / mxfp4 decode throughput (batch {}): {:.2f}x ({})\n", args.batches[b],
-                 tps[1] / tps[0], on_host ? "host CPU" : "GPU");
+      fmt::print("nvfp4 / mxfp4 decode throughput (batch {}): {:.2f}x ({}, this run once: "
+                 "format and the MoE path each selects together{})\n",
+                 args.batches[b], tps[1] / tps[0], on_host ? "host CPU" : "GPU",
+                 args.split_repeats > 0 ? "; split below" : "; --split-repeats N separates them");
+      if (args.split_repeats > 0) {
+        RETURN_IF_ERROR(WriteSplit(args, args.batches[b], on_host, results[0][b].moe_backend_used,
+                                   results[1][b].moe_backend_used, out_dir));
+      }
     }
     std::vector<std::string> projection;
     runtime::RunOptions base = args.options;
@@ -375,9 +406,16 @@ void AddRunSettings(CLI::App* cmd, RunArgs& args) {
   cmd->add_flag("--cuda-graph", o.cuda_graph,
                 "CUDA backend: capture step 1 into a CUDA graph and replay it for later steps "
                 "(steps 0 and 1 are then warm-up, left out of tokens/s)");
+  cmd->add_option("--split-repeats", args.split_repeats,
+                  "With both formats: measure mxfp4 on its MoE path, mxfp4 on nvfp4's path and "
+                  "nvfp4 on its path this many times each, and print the throughput ratio as "
+                  "run, for the format alone and for the path alone (median and range; "
+                  "split.json). 0 = off")
+      ->check(CLI::Range(0, 100))
+      ->capture_default_str();
   cmd->add_option("--out", args.out_dir,
                   "Output folder: <format>.qtrace, <format>.json/.html/.perfetto.json, "
-                  "diff.json and diff.html (open this one first)")
+                  "diff.json and diff.html (open this one first), split.json (--split-repeats)")
       ->capture_default_str();
 }
 

@@ -307,7 +307,7 @@ fi
 # 2. Cheap checks first. Caps (seconds) sum to 360 up to the v4-flash runs; the CUPTI
 # checks get what the earlier steps left.
 run_args=(run --backend cuda)
-step smoke_tiny_check 20 10 bash -o pipefail -c "'$qprof' ${run_args[*]} --model tiny --format both --batch 4 --steps 6 --check --out '$work/runs/smoke' | tee '$work/smoke.txt'"
+step smoke_tiny_check 20 10 bash -o pipefail -c "'$qprof' ${run_args[*]} --model tiny --format both --batch 4 --steps 6 --check --split-repeats 0 --out '$work/runs/smoke' | tee '$work/smoke.txt'"
 for t in tests/runtime_cuda/cuda_step_kernels_test:10 tests/kernels_cuda/kernels_cuda_test:35 \
          tests/formats/cuda/formats_codecs_cuda_test:10 tests/runtime_cuda/cuda_backend_test:40 \
          tests/runtime_cuda/cuda_tp_test:25; do
@@ -320,7 +320,8 @@ copy_gbps=$(awk '/copy_bandwidth_gbps/{print $2}' "$work/copy.txt" 2>/dev/null)
 [ "$mode" = device ] && echo "measured copy bandwidth: ${copy_gbps:-?} GB/s"
 step kernel_bench 40 20 bash -o pipefail -c "'$bd/bench/qprof_kernel_bench' '${copy_gbps:-0}' 1,16,64 | tee '$work/bench.txt'"
 for g in eager graph; do
-  extra=(); [ "$g" = graph ] && extra=(--cuda-graph)
+  # The format/path split (three configurations, two repetitions) on the eager run only.
+  extra=(--split-repeats 2); [ "$g" = graph ] && extra=(--cuda-graph --split-repeats 0)
   step "small_$g" 20 10 bash -o pipefail -c "'$qprof' ${run_args[*]} --model small --format both --batch 16 --steps 12 ${extra[*]} --out '$work/runs/small-$g' | tee '$work/small-$g.txt'"
 done
 # v4-flash, 4 layers: weights built and uploaded once per format for all three batch sizes
@@ -365,7 +366,7 @@ fi
     done
     echo "== decode runs (qprof run --backend cuda; tokens/s over steady-state steps, GPU measured)"
     cat "$work"/smoke.txt "$work"/small-*.txt "$work"/v4-*.txt 2>/dev/null |
-      grep -E 'tokens/s|setup [0-9]|check vs|^nvfp4 / mxfp4' | sed 's/^/  /'
+      grep -E 'tokens/s|setup [0-9]|check vs|^nvfp4 / mxfp4|as run \(|format alone|path alone|warning: the ratios' | sed 's/^/  /'
     echo "== kernel table (bench/kernel_bench.cc)"
     if [ -s "$work/bench.txt" ]; then cat "$work/bench.txt"; else echo "(no bench results)"; fi
   fi
