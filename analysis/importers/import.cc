@@ -12,6 +12,7 @@
 #include "analysis/importers/ncu/ncu_importer.h"
 #include "analysis/importers/nsys/nsys_importer.h"
 #include "analysis/importers/qtrace/qtrace_importer.h"
+#include "analysis/occupancy/annotate.h"
 #include "base/status_macros.h"
 
 namespace qprof::importers {
@@ -97,12 +98,18 @@ absl::StatusOr<proto::Trace> ImportFile(const std::string& path, const ImportOpt
                                                    options.max_input_bytes, " bytes"));
   }
   ASSIGN_OR_RETURN(InputKind kind, DetectInputKind(path));
+  absl::StatusOr<proto::Trace> trace = absl::UnknownError("unreachable");
   switch (kind) {
-    case InputKind::kQtrace: return ImportQtrace(path, options);
-    case InputKind::kNsysSqlite: return ImportNsysSqlite(path, options);
-    case InputKind::kKinetoJson: return ImportKinetoJson(path, options);
-    case InputKind::kNcuCsv: return ImportNcuCsv(path, options);
+    case InputKind::kQtrace: trace = ImportQtrace(path, options); break;
+    case InputKind::kNsysSqlite: trace = ImportNsysSqlite(path, options); break;
+    case InputKind::kKinetoJson: trace = ImportKinetoJson(path, options); break;
+    case InputKind::kNcuCsv: trace = ImportNcuCsv(path, options); break;
     case InputKind::kUnknown: break;
+  }
+  if (kind != InputKind::kUnknown) {
+    // Occupancy and waves of every launch with a launch configuration (Activity.occupancy).
+    if (trace.ok()) occupancy::AnnotateOccupancy(&*trace);
+    return trace;
   }
   return absl::InvalidArgumentError(absl::StrCat(
       path, ": not a trace qprof can read (expected a .qtrace, an Nsight Systems SQLite "

@@ -12,6 +12,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "analysis/importers/common/import_util.h"
+#include "analysis/importers/common/launch_context.h"
 #include "analysis/importers/kineto/byte_source.h"
 #include "analysis/importers/kineto/json_stream.h"
 #include "analysis/importers/kineto/kineto_event.h"
@@ -216,6 +217,17 @@ class KinetoBuilder : public TraceJsonHandler {
         else if (k == "computeMinor") d.set_cc_minor(static_cast<uint32_t>(n));
         else if (k == "numSms") d.set_sm_count(static_cast<uint32_t>(n));
         else if (k == "totalGlobalMem") d.set_memory_bytes(n);
+        else if (k == "maxThreadsPerBlock") d.set_max_threads_per_block(static_cast<uint32_t>(n));
+        else if (k == "maxThreadsPerMultiprocessor") d.set_max_threads_per_sm(static_cast<uint32_t>(n));
+        else if (k == "regsPerBlock") d.set_regs_per_block(static_cast<uint32_t>(n));
+        else if (k == "regsPerMultiprocessor") d.set_regs_per_sm(static_cast<uint32_t>(n));
+        else if (k == "warpSize") d.set_warp_size(static_cast<uint32_t>(n));
+        else if (k == "sharedMemPerBlock") d.set_shared_mem_per_block(n);
+        else if (k == "sharedMemPerMultiprocessor") d.set_shared_mem_per_sm(n);
+        else if (k == "sharedMemPerBlockOptin") d.set_shared_mem_per_block_optin(n);
+      }
+      if (d.max_threads_per_sm() > 0 || d.regs_per_sm() > 0 || d.shared_mem_per_sm() > 0) {
+        d.set_limits_source("Kineto deviceProperties");
       }
       if (d.cc_major() > 0) d.set_arch(absl::StrCat("sm_", d.cc_major(), d.cc_minor()));
       if (d.name().empty()) d.set_name("unknown");
@@ -263,20 +275,35 @@ class KinetoBuilder : public TraceJsonHandler {
           if (e.kind == KinetoEventKind::kMemcpy) a->set_copy_kind(CopyKindFromName(e.name));
         }
         for (const auto& [k, v] : e.extra_args) (*a->mutable_args())[k] = v;
+        if (e.has_reported_occupancy) {
+          a->mutable_occupancy()->set_reported_est_occupancy_pct(e.reported_occupancy_pct);
+        }
         if (e.has_correlation) {
           gpu_launches_.push_back({e.correlation, trace_.activities_size() - 1});
+        } else if (e.kind == KinetoEventKind::kKernel) {
+          ++no_correlation_;
         }
         return;
       }
       case KinetoEventKind::kRuntime:
         if (e.has_correlation && e.has_ts) {
-          runtime_.push_back({e.correlation, {e.pid_num, e.tid_num}, e.ts_ns});
+          runtime_.push_back({e.correlation, {e.pid_num, e.tid_num}, e.ts_ns, ApiId(e.name)});
         }
         return;
       case KinetoEventKind::kUserAnnotation:
         if (e.has_ts) {
           int64_t end = e.has_dur && e.dur_ns >= 0 ? e.ts_ns + e.dur_ns : RangeNester::kOpenEnd;
           cpu_ranges_.AddRange({e.pid_num, e.tid_num}, e.ts_ns, end, e.name);
+          contexts_.AddFrame({e.pid_num, e.tid_num}, e.ts_ns, end, e.name, "user_annotation");
+        }
+        return;
+      case KinetoEventKind::kCpuOp:
+      case KinetoEventKind::kPythonFunction:
+        if (e.has_ts) {
+          int64_t end = e.has_dur && e.dur_ns >= 0 ? e.ts_ns + e.dur_ns
+                                                   : LaunchContextBuilder::kOpenEnd;
+          contexts_.AddFrame({e.pid_num, e.tid_num}, e.ts_ns, end, e.name,
+                             e.kind == KinetoEventKind::kCpuOp ? "cpu_op" : "python_function");
         }
         return;
       case KinetoEventKind::kGpuUserAnnotation:
@@ -284,6 +311,8 @@ class KinetoBuilder : public TraceJsonHandler {
           ThreadKey key{static_cast<uint32_t>(e.has_device ? e.device : e.pid_num),
                         e.has_stream ? e.stream : e.tid_num};
           gpu_ranges_.AddRange(key, e.ts_ns, e.ts_ns + std::max<int64_t>(e.dur_ns, 0), e.name);
+          gpu_contexts_.AddFrame(key, e.ts_ns, e.ts_ns + std::max<int64_t>(e.dur_ns, 0), e.name,
+                                 "gpu_user_annotation");
           ++gpu_range_count_;
         }
         return;
@@ -301,21 +330,43 @@ class KinetoBuilder : public TraceJsonHandler {
     for (const auto& [corr, index] : gpu_launches_) {
       auto it = std::lower_bound(runtime_.begin(), runtime_.end(), corr,
                                  [](const Runtime& r, uint64_t c) { return r.correlation < c; });
-      if (it == runtime_.end() || it->correlation != corr) continue;
+      const bool is_kernel = trace_.activities(index).kind() == proto::ACTIVITY_KIND_KERNEL;
+      if (it == runtime_.end() || it->correlation != corr) {
+        if (is_kernel) ++no_launch_record_;
+        continue;
+      }
       proto::Activity* a = trace_.mutable_activities(index);
       a->set_pid(it->thread.pid);
       a->set_tid(it->thread.tid);
       cpu_ranges_.AddLaunch(it->thread, it->ts_ns, index);
+      contexts_.AddLaunch(it->thread, it->ts_ns, index, api_names_[it->api]);
       has_cpu_path[static_cast<size_t>(index)] = 1;
     }
     cpu_ranges_.Resolve(&trace_);
+    contexts_.Resolve(&trace_, &context_stats_);
     if (gpu_range_count_ > 0) {
       for (int i = 0; i < trace_.activities_size(); ++i) {
         const proto::Activity& a = trace_.activities(i);
-        if (a.kind() != proto::ACTIVITY_KIND_KERNEL || !a.nvtx_path().empty()) continue;
+        if (a.kind() != proto::ACTIVITY_KIND_KERNEL) continue;
+        // GPU-side annotations stand in where the CPU side gave no frame.
+        if (a.launch_context().frames_size() == 0) {
+          gpu_contexts_.AddLaunch({a.device_id(), a.stream_id()}, a.start_ns(), i, "");
+        }
+        if (!a.nvtx_path().empty()) continue;
         gpu_ranges_.AddLaunch({a.device_id(), a.stream_id()}, a.start_ns(), i);
       }
       gpu_ranges_.Resolve(&trace_);
+      gpu_contexts_.Resolve(&trace_, &context_stats_, /*only_if_empty=*/true);
+    }
+    proto::LaunchContextStats* cs = trace_.mutable_header()->mutable_launch_context_stats();
+    *cs = context_stats_;
+    cs->set_no_correlation(no_correlation_);
+    cs->set_no_launch_record(no_launch_record_);
+    cs->set_method("Kineto: cpu_op / python_function / user_annotation events enclosing the "
+                   "cuda_runtime or cuda_driver launch with the kernel's correlation id, on its "
+                   "thread; gpu_user_annotation where the CPU side is missing");
+    for (const proto::Activity& a : trace_.activities()) {
+      if (a.kind() == proto::ACTIVITY_KIND_KERNEL) cs->set_kernels(cs->kernels() + 1);
     }
     runtime_.clear();
     runtime_.shrink_to_fit();
@@ -400,7 +451,15 @@ class KinetoBuilder : public TraceJsonHandler {
     uint64_t correlation;
     ThreadKey thread;
     int64_t ts_ns;
+    uint32_t api;  // index into api_names_
   };
+  // The launch calls' names ("cudaLaunchKernel", "cudaGraphLaunch"): few distinct values.
+  uint32_t ApiId(const std::string& name) {
+    auto [it, inserted] = api_ids_.try_emplace(name, static_cast<uint32_t>(api_names_.size()));
+    if (inserted) api_names_.push_back(name);
+    return it->second;
+  }
+
   struct ProfilerRange {
     std::string name;
     int64_t ts_ns;
@@ -420,6 +479,13 @@ class KinetoBuilder : public TraceJsonHandler {
   std::vector<Runtime> runtime_;
   RangeNester cpu_ranges_;
   RangeNester gpu_ranges_;
+  LaunchContextBuilder contexts_;
+  LaunchContextBuilder gpu_contexts_;
+  proto::LaunchContextStats context_stats_;
+  uint64_t no_correlation_ = 0;    // kernels without a correlation id
+  uint64_t no_launch_record_ = 0;  // kernels whose correlation id has no launch event
+  std::vector<std::string> api_names_;
+  std::unordered_map<std::string, uint32_t> api_ids_;
   size_t gpu_range_count_ = 0;
   std::vector<ProfilerRange> profiler_ranges_;
   int64_t base_ns_ = 0;

@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "analysis/importers/common/import_util.h"
+#include "analysis/importers/common/launch_context.h"
 #include "analysis/importers/nsys/sqlite_db.h"
 #include "base/status_macros.h"
 
@@ -81,9 +82,12 @@ class NsysReader {
       if (l.runtime_tid >= 0) {
         nester_.AddLaunch({PidOf(l.runtime_tid), TidOf(l.runtime_tid)}, l.runtime_start,
                           l.index);
+        contexts_.AddLaunch({PidOf(l.runtime_tid), TidOf(l.runtime_tid)}, l.runtime_start,
+                            l.index, l.runtime_api >= 0 ? ApiName(l.runtime_api) : "");
       }
     }
     nester_.Resolve(&trace_);
+    ResolveContexts(has_runtime);
     RETURN_IF_ERROR(ReadDevices());
     SortActivities(&trace_);
     proto::CollectorStats* c = trace_.mutable_header()->mutable_collector();
@@ -108,7 +112,40 @@ class NsysReader {
     int index;
     int64_t runtime_tid = -1;
     int64_t runtime_start = 0;
+    int64_t runtime_api = -1;  // StringIds id of the runtime call's name
   };
+
+  std::string ApiName(int64_t id) const {
+    auto it = strings_.find(id);
+    if (it == strings_.end()) return "";
+    // nsys names carry the API version: "cudaLaunchKernel_v7000".
+    std::string name = it->second;
+    size_t v = name.rfind("_v");
+    if (v != std::string::npos && v + 2 < name.size() &&
+        name.find_first_not_of("0123456789", v + 2) == std::string::npos) {
+      name.resize(v);
+    }
+    return name;
+  }
+
+  // Launch contexts from the NVTX push/pop ranges (launch_context.h) and their counts.
+  void ResolveContexts(bool has_runtime) {
+    proto::LaunchContextStats* cs = trace_.mutable_header()->mutable_launch_context_stats();
+    contexts_.Resolve(&trace_, cs);
+    cs->set_method("nsys: NVTX push/pop ranges open on the thread of the CUDA runtime call "
+                   "with the kernel's correlation id");
+    for (const Launch& l : launches_) {
+      if (trace_.activities(l.index).kind() != proto::ACTIVITY_KIND_KERNEL) continue;
+      cs->set_kernels(cs->kernels() + 1);
+      if (has_runtime && l.runtime_tid < 0) cs->set_no_launch_record(cs->no_launch_record() + 1);
+      // Kernels of a graph launch carry the graph's ids; the runtime call may be missing.
+      const proto::Activity& a = trace_.activities(l.index);
+      if (a.graph_id() != 0 && !a.launch_context().graph_launch()) {
+        trace_.mutable_activities(l.index)->mutable_launch_context()->set_graph_launch(true);
+        cs->set_graph_launches(cs->graph_launches() + 1);
+      }
+    }
+  }
 
   absl::Status ReadStrings() {
     ASSIGN_OR_RETURN(SqliteStmt st, db_->Prepare("SELECT id, value FROM StringIds"));
@@ -235,9 +272,10 @@ class NsysReader {
     }
     std::sort(launches_.begin(), launches_.end(),
               [](const Launch& a, const Launch& b) { return a.key < b.key; });
+    const bool has_name = c.Has("nameId");
     ASSIGN_OR_RETURN(SqliteStmt st,
-                     db_->Prepare(absl::StrCat("SELECT globalTid, correlationId, start FROM ",
-                                               table)));
+                     db_->Prepare(absl::StrCat("SELECT globalTid, correlationId, start",
+                                               has_name ? ", nameId" : "", " FROM ", table)));
     while (true) {
       ASSIGN_OR_RETURN(bool row, st.Step());
       if (!row) break;
@@ -250,6 +288,7 @@ class NsysReader {
         if (it->runtime_tid < 0 || start < it->runtime_start) {
           it->runtime_tid = gtid;
           it->runtime_start = start;
+          it->runtime_api = has_name && !st.IsNull(3) ? st.Int(3) : -1;
         }
       }
     }
@@ -287,6 +326,7 @@ class NsysReader {
       int64_t start = st.Int(start_col);
       int64_t stop = (end < 0 || st.IsNull(end)) ? RangeNester::kOpenEnd : st.Int(end);
       if (type == kNvtxPushPop) {
+        contexts_.AddFrame({PidOf(gtid), TidOf(gtid)}, start, stop, name, "nvtx");
         nester_.AddRange({PidOf(gtid), TidOf(gtid)}, start, stop, std::move(name));
       } else {
         // Start/end ranges may end on another thread: kept as ranges, not in paths.
@@ -333,6 +373,19 @@ class NsysReader {
         // memoryBandwidth is in bytes/s in nsys exports.
         d->set_memory_bandwidth_gbps(static_cast<double>(col("memoryBandwidth")) / 1e9);
         d->set_clock_mhz(static_cast<double>(col("clockRate")) / 1e6);
+        // Occupancy limits (columns of newer exports; absent ones read as 0 = unknown).
+        d->set_max_threads_per_block(static_cast<uint32_t>(col("maxThreadsPerBlock")));
+        d->set_max_warps_per_sm(static_cast<uint32_t>(col("maxWarpsPerSm")));
+        d->set_max_blocks_per_sm(static_cast<uint32_t>(col("maxBlocksPerSm")));
+        d->set_regs_per_block(static_cast<uint32_t>(col("maxRegistersPerBlock")));
+        d->set_regs_per_sm(static_cast<uint32_t>(col("maxRegistersPerSm")));
+        d->set_warp_size(static_cast<uint32_t>(col("threadsPerWarp")));
+        d->set_shared_mem_per_block(static_cast<uint64_t>(col("maxShmemPerBlock")));
+        d->set_shared_mem_per_block_optin(static_cast<uint64_t>(col("maxShmemPerBlockOptin")));
+        d->set_shared_mem_per_sm(static_cast<uint64_t>(col("maxShmemPerSm")));
+        if (d->max_warps_per_sm() > 0 || d->regs_per_sm() > 0) {
+          d->set_limits_source("nsys TARGET_INFO_GPU");
+        }
       }
     } else {
       trace_.mutable_header()->mutable_collector()->add_warnings(
@@ -356,6 +409,7 @@ class NsysReader {
   std::unordered_map<int64_t, std::string> strings_;
   std::vector<Launch> launches_;
   RangeNester nester_;
+  LaunchContextBuilder contexts_;
   uint64_t invalid_ = 0;
   uint64_t unlaunched_ = 0;
 };
