@@ -1,6 +1,8 @@
 #include "analysis/analyze.h"
 
 #include <algorithm>
+#include <cmath>
+#include <deque>
 #include <unordered_map>
 
 #include "absl/strings/str_cat.h"
@@ -8,7 +10,11 @@
 #include "absl/strings/str_join.h"
 #include "analysis/aggregate/aggregate.h"
 #include "analysis/aggregate/kernel_name.h"
+#include "analysis/classify/launch_roles.h"
 #include "analysis/devices/device_specs.h"
+#include "analysis/occupancy/annotate.h"
+#include "analysis/occupancy/device_limits.h"
+#include "analysis/occupancy/diagnosis.h"
 #include "proto/vocabulary.h"
 
 namespace qprof {
@@ -38,6 +44,34 @@ double RooflineNs(const proto::Activity& a, const devices::DeviceSpec& d) {
     cmp = a.work().flops() / rate;
   }
   return std::max(mem, cmp);
+}
+
+// Profile-wide counts of launch contexts and occupancy, and the source's own occupancy
+// estimate beside ours (Kineto: compared where it is above zero; it reports 0 for kernels
+// that opted into more than 48 KiB of shared memory, counted apart).
+void AddToLaunchSummary(const proto::Activity& a, const proto::LaunchOccupancy& occ,
+                        proto::LaunchSummary* s) {
+  s->set_launches(s->launches() + 1);
+  if (a.launch_context().frames_size() > 0 || !a.nvtx_path().empty()) {
+    s->set_launches_with_context(s->launches_with_context() + 1);
+  }
+  if (a.launch_context().graph_launch()) s->set_graph_launches(s->graph_launches() + 1);
+  const bool computed = occ.error().empty() && occ.sm_count() > 0;
+  if (computed) {
+    s->set_launches_with_occupancy(s->launches_with_occupancy() + 1);
+  } else if (s->occupancy_unavailable().empty() && !occ.error().empty()) {
+    s->set_occupancy_unavailable(occ.error());
+  }
+  if (computed && occ.has_reported_est_occupancy_pct()) {
+    if (occ.reported_est_occupancy_pct() > 0) {
+      s->set_reported_compared(s->reported_compared() + 1);
+      s->set_reported_max_abs_diff_pct(std::max(
+          s->reported_max_abs_diff_pct(),
+          std::abs(occ.est_occupancy_pct() - occ.reported_est_occupancy_pct())));
+    } else if (occ.shared_mem_optin()) {
+      s->set_reported_zero_optin(s->reported_zero_optin() + 1);
+    }
+  }
 }
 
 }  // namespace
@@ -105,6 +139,17 @@ absl::StatusOr<proto::Profile> Analyze(const std::vector<proto::Trace>& traces,
   co.known_kernels = options.known_kernels;
   co.sass = options.sass_stats;
   classify::Classifier classifier(std::move(co));
+  // Launch contexts: launches are grouped by name and by the role their context gives them
+  // (classify/launch_roles.h); occupancy for launches the importer could not annotate comes
+  // from --device's limits.
+  classify::LaunchRoleResolver roles(&classifier);
+  std::vector<const classify::ContextVerdict*> group_context;
+  std::optional<occupancy::DeviceLimits> fallback_limits;
+  if (!options.device.empty() && device != nullptr) {
+    if (auto l = occupancy::DeviceLimitsForSpec(*device); l.ok()) fallback_limits = *std::move(l);
+  }
+  std::deque<proto::LaunchOccupancy> computed_occupancy;
+  proto::LaunchSummary* launch_summary = profile.mutable_launch_summary();
   std::unordered_map<std::string, std::string> norm_cache;
   std::unordered_map<std::string, size_t> group_of;
   std::vector<aggregate::KernelGroup> groups;
@@ -117,12 +162,28 @@ absl::StatusOr<proto::Profile> Analyze(const std::vector<proto::Trace>& traces,
         if (n.empty()) n = "(unnamed kernel)";
         it = norm_cache.emplace(a.name(), std::move(n)).first;
       }
-      auto [g, inserted] = group_of.emplace(it->second, groups.size());
+      const classify::LaunchRole lr = roles.For(a, it->second);
+      auto [g, inserted] = group_of.emplace(classify::LaunchRoleResolver::GroupKey(it->second, lr),
+                                            groups.size());
       if (inserted) {
         groups.emplace_back();
         groups.back().name = it->second;
+        group_context.push_back(lr.verdict);
       }
-      groups[g->second].launches.push_back({static_cast<int>(ti), &a});
+      aggregate::Launch launch{static_cast<int>(ti), &a};
+      if (lr.verdict != nullptr && !lr.verdict->innermost.empty()) {
+        launch.context = &lr.verdict->innermost;
+      }
+      if (fallback_limits && a.occupancy().sm_count() == 0) {
+        proto::LaunchOccupancy occ = a.occupancy();
+        if (occupancy::FillLaunchOccupancy(*fallback_limits, a, &occ)) {
+          computed_occupancy.push_back(std::move(occ));
+          launch.occupancy = &computed_occupancy.back();
+        }
+      }
+      const proto::LaunchOccupancy& occ = launch.occupancy ? *launch.occupancy : a.occupancy();
+      AddToLaunchSummary(a, occ, launch_summary);
+      groups[g->second].launches.push_back(launch);
     }
   }
   // Attribute each group once.
@@ -145,7 +206,7 @@ absl::StatusOr<proto::Profile> Analyze(const std::vector<proto::Trace>& traces,
       rep.mutable_metrics()->set_tensor_pipe_pct(tp / w);
       ++with_metrics;
     }
-    g.attribution = classifier.Classify(rep, g.name);
+    g.attribution = classifier.Classify(rep, g.name, group_context[&g - groups.data()]);
     // Nothing from a modelled trace is measured or registry: its times come from the model,
     // whatever matched the name (the class and role may still come from that match).
     if (traces[g.launches.front().trace].header().provenance() == proto::PROVENANCE_MODELLED &&
@@ -181,6 +242,7 @@ absl::StatusOr<proto::Profile> Analyze(const std::vector<proto::Trace>& traces,
     }
   }
   aggregate::AggregateStats st = aggregate::Aggregate(tp, groups, &profile);
+  occupancy::Diagnose(device ? device->EffectiveBandwidthGbps() : 0, &profile);
 
   // Totals provenance and throughput.
   proto::Totals* totals = profile.mutable_totals();
@@ -296,6 +358,34 @@ absl::StatusOr<proto::Profile> Analyze(const std::vector<proto::Trace>& traces,
   }
   if (st.dropped_negative > 0) {
     Warn(&profile, "records_invalid", absl::StrCat(st.dropped_negative, " kernel launches with end < start were ignored"));
+  }
+  uint64_t context_only = 0, context_only_time = 0;
+  for (const auto& k : profile.kernels()) {
+    if (k.evidence() == evidence::kLaunchContext && k.class_() == pipe::kOther) {
+      ++context_only;
+      context_only_time += k.time_ns();
+    }
+  }
+  if (context_only > 0) {
+    Warn(&profile, "class_unknown",
+         absl::StrFormat("%d kernels (%.1f%% of kernel time) have a role from their launch "
+                         "context but no evidence for their pipe class (no metric, SASS, "
+                         "registry entry or name rule); they count as class \"other\" (pass "
+                         "--sass or --ncu to attribute them)",
+                         context_only,
+                         totals->kernel_time_ns()
+                             ? 100.0 * context_only_time / totals->kernel_time_ns()
+                             : 0.0));
+  }
+  for (const auto& t : traces) {
+    const auto& cs = t.header().launch_context_stats();
+    if (cs.no_launch_record() > 0) {
+      Warn(&profile, "launch_context_missing",
+           absl::StrCat(BaseName(t.header().source_path()), ": ", cs.no_launch_record(), " of ",
+                        cs.kernels(), " kernels have no launch event with their correlation id "
+                        "(launched before the capture began, or the CPU side was not traced): "
+                        "no launch context, their roles come from their names"));
+    }
   }
   uint64_t unknown_time = 0;
   for (const auto& k : profile.kernels()) {

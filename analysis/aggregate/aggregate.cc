@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "analysis/aggregate/kernel_name.h"
+#include "analysis/aggregate/launch_stats.h"
 #include "proto/vocabulary.h"
 
 namespace qprof::aggregate {
@@ -108,6 +109,7 @@ AggregateStats Aggregate(const std::vector<const proto::Trace*>& traces,
     double bytes = 0, flops = 0, work_time = 0, tp_w = 0, tp_sum = 0, fma_w = 0, fma_sum = 0,
            dr_w = 0, dr_sum = 0;
     std::vector<uint32_t> devs;
+    LaunchStats launch_stats;
     for (const Launch& l : g.launches) {
       const proto::Activity& a = *l.activity;
       int64_t d = Dur(a);
@@ -116,6 +118,7 @@ AggregateStats Aggregate(const std::vector<const proto::Trace*>& traces,
         continue;
       }
       durs.push_back(d);
+      launch_stats.Add(a, l.occupancy ? *l.occupancy : a.occupancy(), d, l.context);
       per_device[{l.trace, a.device_id()}].push_back({a.start_ns(), a.end_ns()});
       device_kernel_time[{l.trace, a.device_id()}] += d;
       per_stream[{l.trace, a.device_id(), a.stream_id()}].push_back({a.start_ns(), a.end_ns()});
@@ -178,6 +181,7 @@ AggregateStats Aggregate(const std::vector<const proto::Trace*>& traces,
     }
     std::sort(devs.begin(), devs.end());
     for (uint32_t d : devs) row.add_devices(d);
+    launch_stats.Fill(&row);
     kernel_time += total;
     kernel_count += durs.size();
     auto& c = class_acc[row.class_()];
@@ -188,6 +192,8 @@ AggregateStats Aggregate(const std::vector<const proto::Trace*>& traces,
     rr.set_time_ns(rr.time_ns() + total);
     rr.set_calls(rr.calls() + durs.size());
     (*rr.mutable_class_time_ns())[row.class_()] += total;
+    (*rr.mutable_evidence_time_ns())[row.evidence()] += total;
+    rr.set_kernel_rows(rr.kernel_rows() + 1);
     rows.push_back(std::move(row));
   }
 

@@ -26,6 +26,11 @@ namespace qprof::aggregate {
 struct Launch {
   int trace = 0;                       // index into the traces given to Aggregate
   const proto::Activity* activity = nullptr;
+  // Launch context shown for this launch ("vllm::moe_forward (cpu_op)"); owned elsewhere.
+  const std::string* context = nullptr;
+  // Occupancy computed by the analyzer when the activity has none (--device); else null
+  // and activity->occupancy() is used.
+  const proto::LaunchOccupancy* occupancy = nullptr;
 };
 
 // All launches of one normalised kernel name.
