@@ -52,7 +52,7 @@ double RooflineNs(const proto::Activity& a, const devices::DeviceSpec& d) {
 void AddToLaunchSummary(const proto::Activity& a, const proto::LaunchOccupancy& occ,
                         proto::LaunchSummary* s) {
   s->set_launches(s->launches() + 1);
-  if (a.launch_context().frames_size() > 0 || !a.nvtx_path().empty()) {
+  if (a.launch_context().stack() != 0 || !a.nvtx_path().empty()) {
     s->set_launches_with_context(s->launches_with_context() + 1);
   }
   if (a.launch_context().graph_launch()) s->set_graph_launches(s->graph_launches() + 1);
@@ -162,7 +162,8 @@ absl::StatusOr<proto::Profile> Analyze(const std::vector<proto::Trace>& traces,
         if (n.empty()) n = "(unnamed kernel)";
         it = norm_cache.emplace(a.name(), std::move(n)).first;
       }
-      const classify::LaunchRole lr = roles.For(a, it->second);
+      const classify::LaunchRole lr =
+          roles.For(a, it->second, traces[ti].header().launch_context_stats(), static_cast<int>(ti));
       auto [g, inserted] = group_of.emplace(classify::LaunchRoleResolver::GroupKey(it->second, lr),
                                             groups.size());
       if (inserted) {

@@ -107,11 +107,15 @@ std::string_view FrameKey(std::string_view name) {
   return name;
 }
 
-std::vector<Frame> FramesOf(const proto::Activity& a) {
+std::vector<Frame> FramesOf(const proto::Activity& a, const proto::LaunchContextStats& stacks) {
   std::vector<Frame> out;
-  if (a.launch_context().frames_size() > 0) {
-    out.reserve(static_cast<size_t>(a.launch_context().frames_size()));
-    for (const proto::LaunchFrame& f : a.launch_context().frames()) out.push_back({f.name(), f.kind()});
+  const uint32_t id = a.launch_context().stack();
+  if (id != 0 && id < static_cast<uint32_t>(stacks.stacks_size())) {
+    for (uint32_t f : stacks.stacks(static_cast<int>(id)).frames()) {
+      if (f >= static_cast<uint32_t>(stacks.frames_size())) continue;
+      const proto::LaunchFrame& fr = stacks.frames(static_cast<int>(f));
+      out.push_back({fr.name(), fr.kind()});
+    }
     return out;
   }
   if (!a.nvtx_path().empty()) {

@@ -46,9 +46,10 @@ struct Frame {
   std::string kind;  // "cpu_op", "python_function", "user_annotation", "nvtx", ...
 };
 
-// The frames of a launch, outermost first: launch_context when it has frames, else the
-// NVTX path's components (kind "nvtx"; our traces and Kineto user annotations).
-std::vector<Frame> FramesOf(const proto::Activity& a);
+// The frames of a launch, outermost first: its launch_context stack (looked up in the
+// trace header's tables, `stacks`) when it has one, else the NVTX path's components (kind
+// "nvtx"; our traces and Kineto user annotations).
+std::vector<Frame> FramesOf(const proto::Activity& a, const proto::LaunchContextStats& stacks);
 
 // The decision for one context.
 struct ContextVerdict {

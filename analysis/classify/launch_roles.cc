@@ -5,25 +5,24 @@
 
 namespace qprof::classify {
 
-LaunchRole LaunchRoleResolver::For(const proto::Activity& a, const std::string& norm) {
+LaunchRole LaunchRoleResolver::For(const proto::Activity& a, const std::string& norm,
+                                   const proto::LaunchContextStats& stacks, int trace) {
   LaunchRole out;
-  // Signature of the stack: frame names and kinds joined by separators that names lack.
-  key_.clear();
-  if (a.launch_context().frames_size() > 0) {
-    for (const proto::LaunchFrame& f : a.launch_context().frames()) {
-      key_ += f.name();
-      key_ += '\x1f';
-      key_ += f.kind();
-      key_ += '\x1e';
-    }
+  // Stacks are interned per trace, so (trace, stack id) names one; NVTX paths by text.
+  if (const uint32_t id = a.launch_context().stack(); id != 0) {
+    const uint64_t key = (static_cast<uint64_t>(trace) << 32) | id;
+    auto it = by_stack_.find(key);
+    if (it == by_stack_.end()) it = by_stack_.emplace(key, MatchContext(FramesOf(a, stacks))).first;
+    out.verdict = &it->second;
   } else if (!a.nvtx_path().empty()) {
-    key_ = "nvtx\x1e" + a.nvtx_path();
+    auto it = by_path_.find(a.nvtx_path());
+    if (it == by_path_.end()) {
+      it = by_path_.emplace(a.nvtx_path(), MatchContext(FramesOf(a, stacks))).first;
+    }
+    out.verdict = &it->second;
   } else {
     return out;
   }
-  auto it = verdicts_.find(key_);
-  if (it == verdicts_.end()) it = verdicts_.emplace(key_, MatchContext(FramesOf(a))).first;
-  out.verdict = &it->second;
   if (out.verdict->role.empty()) return out;
   // Our own kernels (and modelled activities) keep the role they were registered with.
   if (a.attribution().evidence() == evidence::kRegistry ||

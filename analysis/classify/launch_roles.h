@@ -28,9 +28,11 @@ class LaunchRoleResolver {
  public:
   explicit LaunchRoleResolver(const Classifier* classifier) : classifier_(classifier) {}
 
-  // The verdict for one launch of the kernel whose normalised name is `norm`. Pointers stay
-  // valid for the resolver's lifetime.
-  LaunchRole For(const proto::Activity& a, const std::string& norm);
+  // The verdict for one launch of the kernel whose normalised name is `norm`, in trace
+  // number `trace` whose header holds the stack tables `stacks`. Pointers stay valid for
+  // the resolver's lifetime.
+  LaunchRole For(const proto::Activity& a, const std::string& norm,
+                 const proto::LaunchContextStats& stacks, int trace);
 
   // Group key: the name, plus the context role when it changes the role.
   static std::string GroupKey(const std::string& norm, const LaunchRole& r);
@@ -41,9 +43,9 @@ class LaunchRoleResolver {
     bool registry = false;  // one of our kernels by name
   };
   const Classifier* classifier_;
-  std::unordered_map<std::string, ContextVerdict> verdicts_;  // by frames signature
+  std::unordered_map<uint64_t, ContextVerdict> by_stack_;    // (trace, stack id)
+  std::unordered_map<std::string, ContextVerdict> by_path_;  // NVTX paths
   std::unordered_map<std::string, NameInfo> names_;
-  std::string key_;  // scratch
 };
 
 }  // namespace qprof::classify

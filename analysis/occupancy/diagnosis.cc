@@ -35,6 +35,8 @@ void Diagnose(double device_bandwidth_gbps, proto::Profile* profile) {
   for (proto::KernelRow& k : *profile->mutable_kernels()) {
     k.clear_diagnosis();
     if (!k.has_launch() || k.launch().launches_with_occupancy() == 0) continue;
+    // Collectives are bound by the link and pick their block count by channel count.
+    if (k.class_() == "comm") continue;
     const proto::KernelLaunch& l = k.launch();
     const int64_t sms = l.sm_count();
     if (sms <= 0 || l.active_blocks_per_sm() == 0) continue;

@@ -11,7 +11,8 @@
 //                      kLowOccupancyPct and the achieved bandwidth (work model known) is
 //                      under kFarUnderRooflineFraction of the device's: too few warps in
 //                      flight to cover memory latency (Little's law).
-// Remedies name the limiter: more blocks (split-K, more programs per token or head, more
+// Communication kernels (class comm) are not diagnosed: the link bounds them and their block
+// count is a channel count. Remedies name the limiter: more blocks (split-K, more programs per token or head, more
 // tokens per launch) for too few blocks; fewer registers or less shared memory per block
 // when those cap the blocks per SM.
 #ifndef QPROF_ANALYSIS_OCCUPANCY_DIAGNOSIS_H_

@@ -157,9 +157,14 @@ std::string LatencySection(const proto::Profile& p) {
       "of blocks, or low occupancy far from the memory roofline. More bandwidth does not help "
       "them; more parallelism does.</p><ol id=\"latency-list\">",
       s.latency_bound_kernels(), FormatShare(s.latency_bound_time_share()));
-  int shown = 0;
+  int shown = 0, small = 0;
   for (const auto& k : p.kernels()) {
-    if (!k.has_diagnosis() || ++shown > 10) continue;
+    if (!k.has_diagnosis()) continue;
+    if (k.share() < 0.005 || shown >= 10) {  // listed in the kernels table, counted here
+      ++small;
+      continue;
+    }
+    ++shown;
     const auto& d = k.diagnosis();
     out += fmt::format(
         "<li data-kind=\"{}\"><code>{}</code> &middot; {} &middot; {} of kernel time &middot; "
@@ -168,7 +173,13 @@ std::string LatencySection(const proto::Profile& p) {
         d.kind() == "parallelism_bound" ? "under one wave" : "latency-bound",
         Escape(d.evidence()), Escape(d.remedy()));
   }
-  out += "</ol></section>\n";
+  out += "</ol>";
+  if (small > 0) {
+    out += fmt::format("<p class=\"small muted\">{} more flagged kernels, each under 0.5% of "
+                       "kernel time or beyond the top 10: marked in the kernels table.</p>",
+                       small);
+  }
+  out += "</section>\n";
   return out;
 }
 

@@ -52,10 +52,11 @@ void ProfileLaunches(const proto::Profile& p, TermCtx& c) {
   c.out += t.Render(c.o.color);
   const auto& s = p.launch_summary();
   std::string foot = fmt::format(
-      "# as in the top-kernels table. occ% = theoretical occupancy, est% = Kineto-style "
-      "estimate min(blocks/SM fit, blocks/SMs) x threads / max threads per SM, waves = blocks "
-      "/ (SMs x blocks per SM): computed by the CUDA occupancy rules of the device; * = shared "
-      "memory above 48 KiB (opt-in). Launch context for {} of {} launches",
+      "# as in the top-kernels table. grid, block, regs, smem: the most common launch; occ% = "
+      "theoretical occupancy, est% = Kineto-style estimate min(blocks/SM fit, blocks/SMs) x "
+      "threads / max threads per SM, waves = blocks / (SMs x blocks per SM), time-weighted over "
+      "the launches: computed by the CUDA occupancy rules of the device; * = shared memory "
+      "above 48 KiB (opt-in). Launch context for {} of {} launches",
       s.launches_with_context(), s.launches());
   if (s.graph_launches() > 0) foot += fmt::format(" ({} from CUDA-graph launches)", s.graph_launches());
   foot += ".";
@@ -82,10 +83,15 @@ void ProfileLatency(const proto::Profile& p, TermCtx& c) {
   if (s.latency_bound_kernels() == 0) return;
   c.Heading(fmt::format("Latency- and parallelism-bound kernels ({}, {} of kernel time)",
                         s.latency_bound_kernels(), FormatShare(s.latency_bound_time_share())));
-  int shown = 0;
+  // The top flagged kernels by time; ones under 0.5% of kernel time are only counted.
+  int shown = 0, small = 0;
   for (const auto& k : p.kernels()) {
     if (!k.has_diagnosis()) continue;
-    if (++shown > 5) break;
+    if (k.share() < 0.005 || shown >= 5) {
+      ++small;
+      continue;
+    }
+    ++shown;
     const auto& d = k.diagnosis();
     c.Line(fmt::format("  {}. {}  {}  {} ({})", shown,
                        ShortKernelName(k.name(), static_cast<size_t>(std::max(20, c.width - 40))),
@@ -93,6 +99,10 @@ void ProfileLatency(const proto::Profile& p, TermCtx& c) {
                        d.kind() == "parallelism_bound" ? "under one wave" : "latency-bound"));
     c.out += Wrap(d.evidence(), static_cast<size_t>(c.width), "     ");
     c.out += Wrap("lift: " + d.remedy(), static_cast<size_t>(c.width), "     ");
+  }
+  if (small > 0) {
+    c.Line(fmt::format("  ({} more flagged kernels, each under 0.5% of kernel time or beyond the "
+                       "top 5: see --json or --html)", small));
   }
 }
 

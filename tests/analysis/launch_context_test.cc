@@ -25,11 +25,19 @@ proto::Activity* Kernel(proto::Trace* t, const std::string& name, int64_t start,
   a->mutable_block()->set_y(1);
   a->mutable_block()->set_z(1);
   a->set_registers_per_thread(64);
+  if (frames.size() == 0) return a;
+  // One stack per call in the header's tables (the importers share equal stacks; the
+  // analyzer must not depend on that).
+  proto::LaunchContextStats* st = t->mutable_header()->mutable_launch_context_stats();
+  if (st->stacks_size() == 0) st->add_stacks();
+  proto::LaunchStack* stack = st->add_stacks();
   for (const char* f : frames) {
-    proto::LaunchFrame* fr = a->mutable_launch_context()->add_frames();
+    proto::LaunchFrame* fr = st->add_frames();
     fr->set_name(f);
     fr->set_kind("cpu_op");
+    stack->add_frames(static_cast<uint32_t>(st->frames_size() - 1));
   }
+  a->mutable_launch_context()->set_stack(static_cast<uint32_t>(st->stacks_size() - 1));
   return a;
 }
 

@@ -24,9 +24,20 @@ ImportOptions Quiet() {
   return o;
 }
 
-std::vector<std::string> Names(const proto::Activity& a) {
+// The frames of an activity's stack, from the trace header's tables.
+std::vector<proto::LaunchFrame> Frames(const proto::Trace& t, const proto::Activity& a) {
+  std::vector<proto::LaunchFrame> out;
+  const auto& st = t.header().launch_context_stats();
+  const uint32_t id = a.launch_context().stack();
+  if (id == 0) return out;
+  EXPECT_LT(id, static_cast<uint32_t>(st.stacks_size()));
+  for (uint32_t f : st.stacks(static_cast<int>(id)).frames()) out.push_back(st.frames(static_cast<int>(f)));
+  return out;
+}
+
+std::vector<std::string> Names(const proto::Trace& t, const proto::Activity& a) {
   std::vector<std::string> out;
-  for (const auto& f : a.launch_context().frames()) out.push_back(f.name());
+  for (const auto& f : Frames(t, a)) out.push_back(f.name());
   return out;
 }
 
@@ -68,33 +79,37 @@ TEST(LaunchContextKineto, NestedOtherThreadGraphMissing) {
   auto t = ImportKinetoJsonBytes(kTrace, "ctx.json", Quiet());
   ASSERT_TRUE(t.ok()) << t.status();
   // Nested: outermost first; the module-call plumbing frame is left out.
-  EXPECT_EQ(Names(ByName(*t, "k_nested")),
+  EXPECT_EQ(Names(*t, ByName(*t, "k_nested")),
             (std::vector<std::string>{"ProfilerStep#3", "model.py(10): forward",
                                       "nn.Module: FusedMoE_0", "vllm::moe_forward", "aten::bmm"}));
   const auto& nested = ByName(*t, "k_nested").launch_context();
-  EXPECT_EQ(nested.frames(3).kind(), "cpu_op");
-  EXPECT_EQ(nested.frames(2).kind(), "python_function");
-  EXPECT_EQ(nested.frames(0).kind(), "user_annotation");
+  const auto nested_frames = Frames(*t, ByName(*t, "k_nested"));
+  EXPECT_EQ(nested_frames[3].kind(), "cpu_op");
+  EXPECT_EQ(nested_frames[2].kind(), "python_function");
+  EXPECT_EQ(nested_frames[0].kind(), "user_annotation");
   EXPECT_EQ(nested.launch_api(), "cudaLaunchKernel");
   EXPECT_FALSE(nested.graph_launch());
   // Another thread: its own stack only.
-  EXPECT_EQ(Names(ByName(*t, "k_other")), std::vector<std::string>{"aten::mm"});
+  EXPECT_EQ(Names(*t, ByName(*t, "k_other")), std::vector<std::string>{"aten::mm"});
   // Both nodes of one graph launch: the graph launch's stack (it is outside aten::add).
   for (const char* n : {"k_graph_a", "k_graph_b"}) {
     const auto& c = ByName(*t, n).launch_context();
     EXPECT_TRUE(c.graph_launch()) << n;
     EXPECT_EQ(c.launch_api(), "cudaGraphLaunch");
-    EXPECT_EQ(Names(ByName(*t, n)),
+    EXPECT_EQ(Names(*t, ByName(*t, n)),
               (std::vector<std::string>{"ProfilerStep#3", "model.py(10): forward"}));
   }
+  // One graph launch, one stack stored once.
+  EXPECT_EQ(ByName(*t, "k_graph_a").launch_context().stack(),
+            ByName(*t, "k_graph_b").launch_context().stack());
   // No launch record, no correlation: no context.
-  EXPECT_EQ(ByName(*t, "k_missing").launch_context().frames_size(), 0);
-  EXPECT_EQ(ByName(*t, "k_nocorr").launch_context().frames_size(), 0);
+  EXPECT_EQ(ByName(*t, "k_missing").launch_context().stack(), 0u);
+  EXPECT_EQ(ByName(*t, "k_nocorr").launch_context().stack(), 0u);
   // No CPU side but inside a GPU annotation on its stream.
-  const auto& g = ByName(*t, "k_gpu_only").launch_context();
-  ASSERT_EQ(g.frames_size(), 1);
-  EXPECT_EQ(g.frames(0).name(), "decode_step");
-  EXPECT_EQ(g.frames(0).kind(), "gpu_user_annotation");
+  const auto g = Frames(*t, ByName(*t, "k_gpu_only"));
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].name(), "decode_step");
+  EXPECT_EQ(g[0].kind(), "gpu_user_annotation");
   const auto& s = t->header().launch_context_stats();
   EXPECT_EQ(s.kernels(), 7u);
   EXPECT_EQ(s.no_launch_record(), 2u);  // k_missing, k_gpu_only
@@ -113,13 +128,13 @@ TEST(LaunchContextBuilder, KeepsTheInnermostFramesAndCountsTheRest) {
   proto::Trace t;
   t.add_activities()->set_kind(proto::ACTIVITY_KIND_KERNEL);
   b.AddLaunch(th, 250, 0, "cuLaunchKernel");
-  proto::LaunchContextStats st;
-  b.Resolve(&t, &st);
-  const auto& c = t.activities(0).launch_context();
-  ASSERT_EQ(c.frames_size(), LaunchContextBuilder::kMaxFrames);
-  EXPECT_EQ(c.frames(0).name(), "f5");
-  EXPECT_EQ(c.frames(c.frames_size() - 1).name(), absl::StrCat("f", depth - 1));
-  EXPECT_EQ(c.frames_dropped(), 5u);
+  b.Resolve(&t, t.mutable_header()->mutable_launch_context_stats());
+  const auto c = Frames(t, t.activities(0));
+  ASSERT_EQ(c.size(), static_cast<size_t>(LaunchContextBuilder::kMaxFrames));
+  EXPECT_EQ(c[0].name(), "f5");
+  EXPECT_EQ(c.back().name(), absl::StrCat("f", depth - 1));
+  const auto& st = t.header().launch_context_stats();
+  EXPECT_EQ(st.stacks(static_cast<int>(t.activities(0).launch_context().stack())).frames_dropped(), 5u);
   EXPECT_EQ(st.frames_dropped(), 5u);
   // A launch exactly at a frame's end is outside it; at its start, inside.
   LaunchContextBuilder e;
@@ -129,9 +144,9 @@ TEST(LaunchContextBuilder, KeepsTheInnermostFramesAndCountsTheRest) {
   t2.add_activities()->set_kind(proto::ACTIVITY_KIND_KERNEL);
   e.AddLaunch(th, 20, 0, "x");
   e.AddLaunch(th, 10, 1, "x");
-  e.Resolve(&t2, nullptr);
-  EXPECT_EQ(t2.activities(0).launch_context().frames_size(), 0);
-  EXPECT_EQ(t2.activities(1).launch_context().frames_size(), 1);
+  e.Resolve(&t2, t2.mutable_header()->mutable_launch_context_stats());
+  EXPECT_EQ(t2.activities(0).launch_context().stack(), 0u);
+  EXPECT_EQ(Frames(t2, t2.activities(1)).size(), 1u);
 }
 
 std::string MakeDb(const std::string& name, const std::string& sql) {
@@ -179,15 +194,15 @@ TEST(LaunchContextNsys, NvtxStackOnTheLaunchingThreadAndGraphs) {
   ASSERT_TRUE(t.ok()) << t.status();
   ASSERT_EQ(t->activities_size(), 3);
   const auto& k = t->activities(0);
-  EXPECT_EQ(Names(k), (std::vector<std::string>{"vllm::moe_forward, seq = 12",
-                                                "aten::bmm, op_id = 7, sizes = [[8, 16, 32]]"}));
-  EXPECT_EQ(k.launch_context().frames(0).kind(), "nvtx");
+  EXPECT_EQ(Names(*t, k), (std::vector<std::string>{"vllm::moe_forward, seq = 12",
+                                                    "aten::bmm, op_id = 7, sizes = [[8, 16, 32]]"}));
+  EXPECT_EQ(Frames(*t, k)[0].kind(), "nvtx");
   EXPECT_EQ(k.launch_context().launch_api(), "cudaLaunchKernel");  // version suffix dropped
   for (int i : {1, 2}) {
     const auto& g = t->activities(i).launch_context();
     EXPECT_TRUE(g.graph_launch());
     EXPECT_EQ(g.launch_api(), "cudaGraphLaunch");
-    EXPECT_EQ(Names(t->activities(i)), std::vector<std::string>{"decode step"});
+    EXPECT_EQ(Names(*t, t->activities(i)), std::vector<std::string>{"decode step"});
   }
   EXPECT_EQ(t->header().launch_context_stats().with_context(), 3u);
   EXPECT_EQ(t->header().launch_context_stats().graph_launches(), 2u);

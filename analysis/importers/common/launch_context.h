@@ -10,19 +10,23 @@
 //    source never closed it), whether or not the frames nest: Kineto's user annotations
 //    (ProfilerStep#N) start inside a Python frame and outlive it, so frames that cross are
 //    dropped from the stack once they have ended, wherever they sit in it.
-//  - Frames are stored outermost first; at most kMaxFrames innermost frames are kept (the
-//    count of the others goes to frames_dropped). Two kinds of Python frames carry no
+//  - Stacks are stored once per trace: TraceHeader.launch_context_stats holds the distinct
+//    frames and stacks (stacks[0] empty), each activity the index of its stack. Frames are
+//    outermost first; at most kMaxFrames innermost frames are kept (the count of the others
+//    goes to frames_dropped). Two kinds of Python frames carry no
 //    information and are left out before counting: torch's module-call plumbing
 //    ("torch/nn/modules/module.py(...): _call_impl" / "_wrapped_call_impl") and
 //    "<built-in method ...>" entries (the aten op that follows names the call).
 //  - A CUDA-graph launch (API name contains "GraphLaunch") gives every kernel of the graph
 //    the graph launch's context, with graph_launch set.
-//  - Resolve(..., only_if_empty = true) writes only activities that have no frames yet:
-//    used for GPU-side annotations, which stand in when the CPU side is missing.
+//  - Resolve(..., only_if_empty = true) writes only activities that have no stack yet:
+//    used for GPU-side annotations, which stand in when the CPU side is missing. Several
+//    builders may resolve into one trace: each adds to the same frame and stack tables.
 #ifndef QPROF_ANALYSIS_IMPORTERS_COMMON_LAUNCH_CONTEXT_H_
 #define QPROF_ANALYSIS_IMPORTERS_COMMON_LAUNCH_CONTEXT_H_
 
 #include <cstdint>
+#include <deque>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -46,8 +50,9 @@ class LaunchContextBuilder {
   // A launch of activity `activity_index` by the call `api` ("cudaLaunchKernel") on
   // `thread` at `time`.
   void AddLaunch(ThreadKey thread, int64_t time, int activity_index, std::string_view api);
-  // Sets Activity.launch_context and adds to `stats` (with_context, graph_launches,
-  // frames_dropped). Call once.
+  // Sets Activity.launch_context, and in `stats` (which must be the trace header's
+  // launch_context_stats when stacks are to be read back) the frame and stack tables and
+  // the counts with_context, graph_launches, frames_dropped. Call once.
   void Resolve(proto::Trace* trace, proto::LaunchContextStats* stats, bool only_if_empty = false);
 
   size_t frame_count() const { return frames_.size(); }
@@ -57,6 +62,9 @@ class LaunchContextBuilder {
 
  private:
   uint32_t Intern(std::string_view s);
+  uint32_t GlobalFrame(uint32_t name, uint32_t kind, proto::LaunchContextStats* stats);
+  uint32_t GlobalStack(const std::vector<uint32_t>& frames, uint32_t dropped,
+                       proto::LaunchContextStats* stats);
   struct Frame {
     ThreadKey thread;
     int64_t start;
@@ -70,8 +78,10 @@ class LaunchContextBuilder {
     int index;
     uint32_t api;
   };
-  std::vector<std::string> strings_;
-  std::unordered_map<std::string, uint32_t> ids_;
+  std::deque<std::string> strings_;  // stable: ids_ keys view into it
+  std::unordered_map<std::string_view, uint32_t> ids_;
+  std::unordered_map<uint64_t, uint32_t> global_frames_;  // (name, kind) -> stats frame index
+  std::unordered_map<std::string, uint32_t> global_stacks_;
   std::vector<Frame> frames_;
   std::vector<Launch> launches_;
 };

@@ -349,7 +349,7 @@ class KinetoBuilder : public TraceJsonHandler {
         const proto::Activity& a = trace_.activities(i);
         if (a.kind() != proto::ACTIVITY_KIND_KERNEL) continue;
         // GPU-side annotations stand in where the CPU side gave no frame.
-        if (a.launch_context().frames_size() == 0) {
+        if (a.launch_context().stack() == 0) {
           gpu_contexts_.AddLaunch({a.device_id(), a.stream_id()}, a.start_ns(), i, "");
         }
         if (!a.nvtx_path().empty()) continue;
