@@ -26,11 +26,13 @@ proto::LaunchShape Shape(std::string kernel, int64_t blocks, int threads, double
 }
 
 // moe_slot_gemv.cuh: W13 (gate+up, the larger of the two GEMVs) launches
-// (ceil(inter / (8 warps x 3 features)), tokens x topk) blocks of 256 threads; every lane
+// (ceil(inter / (8 warps x 3 features)), tokens x topk) blocks of 256 threads; under tensor
+// parallelism the slots routed to other ranks' experts exit at once, so the working blocks
+// are those of the rank's slots ("slots" in the shape when the plan gives it). Every lane
 // issues kSlotGemvRowsPerWarp = 6 row loads of 16 bytes before the first use; x is staged
 // in dim/32 x 36 floats of dynamic shared memory.
 proto::LaunchShape SlotGemv(const std::string& fmt, const KernelShape& s) {
-  const int64_t slots = Dim(s, "tokens") * Dim(s, "topk");
+  const int64_t slots = Dim(s, "slots", Dim(s, "tokens") * Dim(s, "topk"));
   return Shape("qprof_moe_slot_gemv_" + fmt + "_w13", CeilDiv(Dim(s, "inter"), 24) * slots, 256,
                6 * 16.0, Dim(s, "dim") / 32 * 36 * 4,
                "kernels/moe/cuda/moe_slot_gemv.cuh: W13 grid (inter/24, slots) x 256 threads, 6 "
