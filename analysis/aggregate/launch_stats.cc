@@ -47,9 +47,11 @@ void LaunchStats::Fill(proto::KernelRow* row) const {
     row->set_launch_context(best->first);
   }
   if (configs_.empty()) return;
+  // The configuration that takes most of the row's time (ties: more launches), so that
+  // the grid shown and the time-weighted figures describe the same launches.
   auto top = std::max_element(configs_.begin(), configs_.end(), [](const auto& x, const auto& y) {
-    return x.second.count != y.second.count ? x.second.count < y.second.count
-                                            : x.second.time < y.second.time;
+    return x.second.time != y.second.time ? x.second.time < y.second.time
+                                          : x.second.count < y.second.count;
   });
   const auto& [gx, gy, gz, bx, by, bz, regs, smem] = top->first;
   proto::KernelLaunch* l = row->mutable_launch();

@@ -1,6 +1,6 @@
 // Folding the launches of one kernel row into KernelRow.launch and KernelRow.launch_context:
-// the most common launch configuration (grid, block, registers, shared memory; by launch
-// count, ties to more time), time-weighted means of the per-launch occupancy figures
+// the dominant launch configuration (grid, block, registers, shared memory: the one that
+// takes most of the row's time, ties to more launches), time-weighted means of the per-launch occupancy figures
 // (Activity.occupancy, analysis/occupancy), the source's own estimate beside ours, and
 // the launch-context frame that covers most of the row's time.
 //

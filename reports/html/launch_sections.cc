@@ -32,7 +32,7 @@ bool HasLaunchColumns(const proto::Profile& p) {
 }
 
 std::string LaunchHeaderCells() {
-  return "<th>launched from</th><th class=\"num\" title=\"most common grid x block; "
+  return "<th>launched from</th><th class=\"num\" title=\"grid x block of the launch that takes most of the time; "
          "theoretical / estimated occupancy and waves, time-weighted\">launch</th>";
 }
 

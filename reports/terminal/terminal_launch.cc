@@ -52,7 +52,8 @@ void ProfileLaunches(const proto::Profile& p, TermCtx& c) {
   c.out += t.Render(c.o.color);
   const auto& s = p.launch_summary();
   std::string foot = fmt::format(
-      "# as in the top-kernels table. grid, block, regs, smem: the most common launch; occ% = "
+      "# as in the top-kernels table. grid, block, regs, smem: the launch that takes most of the "
+      "kernel's time; occ% = "
       "theoretical occupancy, est% = Kineto-style estimate min(blocks/SM fit, blocks/SMs) x "
       "threads / max threads per SM, waves = blocks / (SMs x blocks per SM), time-weighted over "
       "the launches: computed by the CUDA occupancy rules of the device; * = shared memory "
