@@ -42,6 +42,7 @@ class PlanBuilder {
     k->set_pipe_class(info->gpu_pipe_class);
     k->set_format(info->format);
     if (info->work) *k->mutable_work() = info->work(shape);
+    if (info->launch) *k->mutable_launch() = info->launch(shape);
   }
 
  private:

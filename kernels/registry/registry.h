@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "proto/plan.pb.h"
 #include "proto/trace.pb.h"
 
 namespace qprof::kernels {
@@ -40,6 +41,9 @@ struct KernelInfo {
   std::string description;
   // Bytes that must cross memory and FLOPs on compute_pipe for one launch of `shape`.
   std::function<proto::WorkModel(const KernelShape&)> work;
+  // How one launch of `shape` runs on a GPU (grid, block, loads in flight per thread), for
+  // the model's latency and issue terms; empty when not stated (launch_shapes.h).
+  std::function<proto::LaunchShape(const KernelShape&)> launch;
 };
 
 class KernelRegistry {
@@ -48,6 +52,8 @@ class KernelRegistry {
   static const KernelRegistry& Global();
 
   void Register(KernelInfo info);  // id must be unique (checked)
+  // Sets KernelInfo::launch of the entry `id` (launch_shapes.cc); ignored if absent.
+  void SetLaunch(std::string_view id, std::function<proto::LaunchShape(const KernelShape&)> fn);
   const KernelInfo* Find(std::string_view id) const;
   // The variant whose cuda_kernel_name is a prefix of `demangled_name`, or nullptr.
   const KernelInfo* FindByCudaName(std::string_view demangled_name) const;
