@@ -5,6 +5,7 @@
 // stacks with torch emit_nvtx names.
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -147,6 +148,55 @@ TEST(LaunchContextBuilder, KeepsTheInnermostFramesAndCountsTheRest) {
   e.Resolve(&t2, t2.mutable_header()->mutable_launch_context_stats());
   EXPECT_EQ(t2.activities(0).launch_context().stack(), 0u);
   EXPECT_EQ(Frames(t2, t2.activities(1)).size(), 1u);
+}
+
+// Launches answered one at a time, in any order, from the checkpointed frame lists: the
+// stack is every frame with start <= t < end, outermost first (by start, longer first), also
+// for frames that cross and for threads with more frames than a checkpoint spans. Checked
+// against the definition on random frames.
+TEST(LaunchContextBuilder, AnyOrderQueriesMatchTheDefinition) {
+  uint64_t seed = 12345;
+  auto next = [&seed](int64_t n) {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<int64_t>((seed >> 33) % static_cast<uint64_t>(n));
+  };
+  struct F { int64_t start, end; std::string name; };
+  std::vector<F> frames;
+  LaunchContextBuilder b;
+  const ThreadKey th{1, 7};
+  for (int i = 0; i < 500; ++i) {
+    const int64_t start = next(10000);
+    const int64_t end = next(10) == 0 ? LaunchContextBuilder::kOpenEnd : start + next(400);
+    frames.push_back({start, end, absl::StrCat("f", i)});
+    b.AddFrame(th, start, end, frames.back().name, "cpu_op");
+  }
+  b.Build();
+  proto::LaunchContextStats stats;
+  LaunchStackTable table(&stats);
+  for (int q = 0; q < 2000; ++q) {
+    const int64_t t = next(10500);
+    std::vector<F> open;
+    for (const F& f : frames) {
+      if (f.start <= t && t < f.end) open.push_back(f);
+    }
+    std::stable_sort(open.begin(), open.end(), [](const F& x, const F& y) {
+      return x.start != y.start ? x.start < y.start : x.end > y.end;
+    });
+    const size_t dropped =
+        open.size() > static_cast<size_t>(LaunchContextBuilder::kMaxFrames)
+            ? open.size() - LaunchContextBuilder::kMaxFrames : 0;
+    proto::LaunchContext ctx;
+    b.ContextAt(th, t, "cudaLaunchKernel", true, &table, &ctx);
+    std::vector<std::string> got;
+    if (ctx.stack() != 0) {
+      const proto::LaunchStack& st = stats.stacks(static_cast<int>(ctx.stack()));
+      EXPECT_EQ(st.frames_dropped(), dropped) << "t=" << t;
+      for (uint32_t f : st.frames()) got.push_back(stats.frames(static_cast<int>(f)).name());
+    }
+    std::vector<std::string> want;
+    for (size_t i = dropped; i < open.size(); ++i) want.push_back(open[i].name);
+    ASSERT_EQ(got, want) << "t=" << t;
+  }
 }
 
 std::string MakeDb(const std::string& name, const std::string& sql) {

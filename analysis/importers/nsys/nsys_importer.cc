@@ -162,7 +162,7 @@ class NsysReader {
   void FillActivity(const SqliteStmt& st, const RowColumns& c, proto::ActivityKind kind,
                     proto::Activity* a);
   void SetLaunch(int64_t global_tid, int64_t start, int64_t api_name_id, proto::Activity* a);
-  std::string ApiName(int64_t id) const;
+  const std::string& ApiName(int64_t id);
   void FinishHeader();
 
   SqliteDb* db_;
@@ -175,6 +175,7 @@ class NsysReader {
   Progress progress_{options_.progress, "reading " + path_};
   proto::TraceHeader trace_header_;
   std::unordered_map<int64_t, std::string> strings_;
+  std::unordered_map<int64_t, std::string> api_names_;
   std::unordered_set<uint32_t> described_;
   std::set<uint32_t> seen_devices_;
   RangeIndex ranges_;
@@ -352,17 +353,21 @@ void NsysReader::FillActivity(const SqliteStmt& st, const RowColumns& c,
   a->set_dynamic_shared_bytes(u32(kDynamicSmem));
 }
 
-// The runtime call's name without the API version nsys appends ("cudaLaunchKernel_v7000").
-std::string NsysReader::ApiName(int64_t id) const {
+// The runtime call's name without the API version nsys appends ("cudaLaunchKernel_v7000");
+// a few distinct ids, each trimmed once.
+const std::string& NsysReader::ApiName(int64_t id) {
+  auto [cached, inserted] = api_names_.try_emplace(id);
+  if (!inserted) return cached->second;
   auto it = strings_.find(id);
-  if (it == strings_.end()) return "";
+  if (it == strings_.end()) return cached->second;
   std::string name = it->second;
   size_t v = name.rfind("_v");
   if (v != std::string::npos && v + 2 < name.size() &&
       name.find_first_not_of("0123456789", v + 2) == std::string::npos) {
     name.resize(v);
   }
-  return name;
+  cached->second = std::move(name);
+  return cached->second;
 }
 
 // Launch context: the launching thread, the NVTX path open on it at the launch call, and the
@@ -374,7 +379,8 @@ void NsysReader::SetLaunch(int64_t global_tid, int64_t start, int64_t api_name_i
   a->set_tid(thread.tid);
   if (const std::string* path = ranges_.PathAt(thread, start)) a->set_nvtx_path(*path);
   const bool kernel = a->kind() == proto::ACTIVITY_KIND_KERNEL;
-  if (contexts_.ContextAt(thread, start, api_name_id >= 0 ? ApiName(api_name_id) : "", kernel,
+  if (contexts_.ContextAt(thread, start,
+                          api_name_id >= 0 ? std::string_view(ApiName(api_name_id)) : "", kernel,
                           &stack_table_, a->mutable_launch_context())) {
     sink_->LaunchContexts(trace_header_.launch_context_stats());
   }
