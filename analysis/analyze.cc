@@ -2,13 +2,19 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
+#include <unordered_map>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "analysis/aggregate/tables.h"
+#include "analysis/classify/context_rules.h"
+#include "analysis/classify/name_rules.h"
 #include "analysis/devices/device_specs.h"
+#include "analysis/occupancy/device_limits.h"
+#include "analysis/occupancy/diagnosis.h"
 #include "base/status_macros.h"
 #include "proto/vocabulary.h"
 
@@ -96,8 +102,55 @@ void DescribeInputs(const ProfileState& state, const AnalyzeOptions& options,
   profile->mutable_totals()->set_provenance(absl::StrJoin(provenances, "; "));
 }
 
-// Step 3: one attribution per kernel, from its first launch with the time-weighted mean of
-// the measured tensor-pipe share over all its launches.
+// Step 3a: the kernel row of each group. Groups are one name launched from one context
+// verdict; a verdict whose role replaces the name's (classify/context_rules.h:
+// ContextRoleWins; never for our own kernels or registry matches) makes a row of its own per
+// role, the other groups of the name share the name's row.
+struct KernelRowPlan {
+  std::vector<uint32_t> row_of_group;
+  std::vector<uint32_t> rep_group;  // per row: the group holding the row's first launch
+};
+
+KernelRowPlan PlanRows(const ProfileState& state, const classify::Classifier& classifier) {
+  KernelRowPlan plan;
+  plan.row_of_group.resize(state.groups.size());
+  std::unordered_map<std::string, uint32_t> row_of;
+  struct NameInfo {
+    std::string name_role;  // role the name rules give ("" = none)
+    bool registry = false;  // one of our kernels by name
+  };
+  std::unordered_map<std::string, NameInfo> names;
+  for (size_t i = 0; i < state.groups.size(); ++i) {
+    const KernelGroup& g = state.groups[i];
+    std::string key = g.name;
+    if (g.context != 0 && g.context <= state.contexts.size() && !g.own) {
+      const classify::ContextVerdict& v = state.contexts[g.context - 1];
+      auto n = names.find(g.name);
+      if (!v.role.empty() && n == names.end()) {
+        NameInfo info;
+        info.name_role = classify::MatchNameRules(g.name).role;
+        info.registry = classifier.FindKnown(g.rep, g.name) != nullptr;
+        n = names.emplace(g.name, std::move(info)).first;
+      }
+      if (!v.role.empty() && !n->second.registry && classify::ContextRoleWins(v, n->second.name_role)) {
+        key += '\x1f' + v.role;
+      }
+    }
+    auto [it, inserted] = row_of.emplace(std::move(key), static_cast<uint32_t>(plan.rep_group.size()));
+    if (inserted) plan.rep_group.push_back(static_cast<uint32_t>(i));
+    const uint32_t r = it->second;
+    plan.row_of_group[i] = r;
+    const KernelGroup& rep = state.groups[plan.rep_group[r]];
+    if (g.launches > 0 && (rep.launches == 0 || g.rep_key < rep.rep_key)) {
+      plan.rep_group[r] = static_cast<uint32_t>(i);
+    }
+  }
+  return plan;
+}
+
+// Step 3b: one attribution per kernel row, from its first launch with the time-weighted mean
+// of the measured tensor-pipe share over all its launches, and the launch-context verdict of
+// that first launch.
 std::vector<GroupVerdict> AttributeKernels(const ProfileState& state,
                                            const AnalyzeOptions& options,
                                            uint64_t* with_metrics) {
@@ -105,20 +158,37 @@ std::vector<GroupVerdict> AttributeKernels(const ProfileState& state,
   co.known_kernels = options.known_kernels;
   co.sass = options.sass_stats;
   classify::Classifier classifier(std::move(co));
-  std::vector<GroupVerdict> out(state.groups.size());
-  *with_metrics = 0;
+  const KernelRowPlan plan = PlanRows(state, classifier);
+  const size_t rows = plan.rep_group.size();
+  // The metrics representative and the tensor-pipe sums over each row's groups.
+  std::vector<const KernelGroup*> metrics_rep(rows, nullptr);
+  std::vector<double> tp_sum(rows, 0), tp_weight(rows, 0);
   for (size_t i = 0; i < state.groups.size(); ++i) {
     const KernelGroup& g = state.groups[i];
-    proto::Activity rep = g.rep;
-    if (!rep.metrics().has_tensor_pipe_pct() && g.has_metrics_rep) {
-      *rep.mutable_metrics() = g.metrics_rep;
+    const uint32_t r = plan.row_of_group[i];
+    tp_sum[r] += g.class_tp_sum;
+    tp_weight[r] += g.class_tp_weight;
+    if (g.has_metrics_rep && (metrics_rep[r] == nullptr || g.metrics_key < metrics_rep[r]->metrics_key)) {
+      metrics_rep[r] = &g;
     }
-    if (g.class_tp_weight > 0) {
-      rep.mutable_metrics()->set_tensor_pipe_pct(g.class_tp_sum / g.class_tp_weight);
+  }
+  std::vector<GroupVerdict> by_row(rows);
+  *with_metrics = 0;
+  for (size_t r = 0; r < rows; ++r) {
+    const KernelGroup& g = state.groups[plan.rep_group[r]];
+    proto::Activity rep = g.rep;
+    if (!rep.metrics().has_tensor_pipe_pct() && metrics_rep[r] != nullptr) {
+      *rep.mutable_metrics() = metrics_rep[r]->metrics_rep;
+    }
+    if (tp_weight[r] > 0) {
+      rep.mutable_metrics()->set_tensor_pipe_pct(tp_sum[r] / tp_weight[r]);
       ++*with_metrics;
     }
-    proto::Attribution& a = out[i].attribution;
-    a = classifier.Classify(rep, g.name);
+    const classify::ContextVerdict* context =
+        g.context != 0 && g.context <= state.contexts.size() ? &state.contexts[g.context - 1]
+                                                             : nullptr;
+    proto::Attribution& a = by_row[r].attribution;
+    a = classifier.Classify(rep, g.name, context);
     // Nothing from a modelled trace is measured or registry: its times come from the model,
     // whatever matched the name (the class and role may still come from that match).
     if (state.traces[g.rep_key.trace].header.provenance() == proto::PROVENANCE_MODELLED &&
@@ -128,11 +198,14 @@ std::vector<GroupVerdict> AttributeKernels(const ProfileState& state,
       a.set_evidence(std::string(evidence::kModelled));
     }
     if (!rep.kernel_id().empty()) {
-      out[i].kernel_id = rep.kernel_id();
+      by_row[r].kernel_id = rep.kernel_id();
     } else if (const classify::KnownKernel* k = classifier.FindKnown(rep, g.name)) {
-      out[i].kernel_id = k->kernel_id;
+      by_row[r].kernel_id = k->kernel_id;
     }
+    by_row[r].row = static_cast<uint32_t>(r);
   }
+  std::vector<GroupVerdict> out(state.groups.size());
+  for (size_t i = 0; i < state.groups.size(); ++i) out[i] = by_row[plan.row_of_group[i]];
   return out;
 }
 
@@ -269,6 +342,38 @@ void WarnInputs(const ProfileState& state, proto::Profile* profile) {
   }
 }
 
+// Step 7, warnings: roles from launch contexts without a pipe class, and kernels whose launch
+// could not be found.
+void WarnLaunchContexts(const ProfileState& state, proto::Profile* profile) {
+  uint64_t context_only = 0, context_only_time = 0;
+  for (const auto& k : profile->kernels()) {
+    if (k.evidence() == evidence::kLaunchContext && k.class_() == pipe::kOther) {
+      ++context_only;
+      context_only_time += k.time_ns();
+    }
+  }
+  const uint64_t kernel_time = profile->totals().kernel_time_ns();
+  if (context_only > 0) {
+    Warn(profile, "class_unknown",
+         absl::StrFormat("%d kernels (%.1f%% of kernel time) have a role from their launch "
+                         "context but no evidence for their pipe class (no metric, SASS, "
+                         "registry entry or name rule); they count as class \"other\" (pass "
+                         "--sass or --ncu to attribute them)",
+                         context_only,
+                         kernel_time ? 100.0 * context_only_time / kernel_time : 0.0));
+  }
+  for (const aggregate::TraceState& t : state.traces) {
+    const auto& cs = t.header.launch_context_stats();
+    if (cs.no_launch_record() > 0) {
+      Warn(profile, "launch_context_missing",
+           absl::StrCat(BaseName(t.header.source_path()), ": ", cs.no_launch_record(), " of ",
+                        cs.kernels(), " kernels have no launch event with their correlation id "
+                        "(launched before the capture began, or the CPU side was not traced): "
+                        "no launch context, their roles come from their names"));
+    }
+  }
+}
+
 // Step 7, warnings: what the analysis itself could not do.
 void WarnAnalysis(const ProfileState& state, const DeviceChoice& device, uint64_t with_metrics,
                   proto::Profile* profile) {
@@ -307,6 +412,7 @@ void WarnAnalysis(const ProfileState& state, const DeviceChoice& device, uint64_
                          "larger than reported",
                          totals.busy_time_error_ns()));
   }
+  WarnLaunchContexts(state, profile);
 }
 
 void WarnUnknownKernels(proto::Profile* profile) {
@@ -338,7 +444,16 @@ absl::StatusOr<proto::Profile> AnalyzeState(const ProfileState& state,
   DescribeInputs(state, options, &profile);
   uint64_t with_metrics = 0;
   const std::vector<GroupVerdict> verdicts = AttributeKernels(state, options, &with_metrics);
-  aggregate::EmitTables(state, verdicts, &profile);
+  // Occupancy limits for launches whose device the traces do not describe: --device's.
+  std::optional<occupancy::DeviceLimits> fallback_limits;
+  if (!options.device.empty() && device.spec != nullptr) {
+    if (auto l = occupancy::DeviceLimitsForSpec(*device.spec); l.ok()) {
+      fallback_limits = *std::move(l);
+    }
+  }
+  aggregate::EmitTables(state, verdicts, fallback_limits ? &*fallback_limits : nullptr,
+                        &profile);
+  occupancy::Diagnose(device.spec ? device.spec->EffectiveBandwidthGbps() : 0, &profile);
   AddCeilings(state, verdicts, device, options, &profile);
   if (profile.totals().kernel_count() == 0) {
     Warn(&profile, "no_kernels", "no kernel records in the input");

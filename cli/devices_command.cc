@@ -45,6 +45,8 @@ void PrintDevices(bool sources) {
     line("FP4 tensor TFLOPS", d.fp4_tensor_tflops);
     line("interconnect GB/s", d.interconnect_gbps);
     line("launch overhead us", d.launch_overhead_us);
+    line("boost clock MHz", d.boost_clock_mhz);
+    line("memory latency ns", d.memory_latency_ns);
   }
 }
 

@@ -82,11 +82,13 @@ absl::Status RunSass(const SassArgs& args) {
       json += fmt::format(
           "      {{\"name\": {}, \"demangled\": {}, \"arch\": \"{}\", \"class\": \"{}\", "
           "\"instructions\": {}, \"tensor_mma\": {}, \"simt_fp32\": {}, \"simt_fp16\": {}, "
-          "\"simt_fp64\": {}, \"simt_int\": {}, \"mma_opcodes\": {{{}}}, \"evidence\": \"sass\", "
+          "\"simt_fp64\": {}, \"simt_int\": {}, \"mma_opcodes\": {{{}}}, "
+          "\"fma_loop_instructions\": {}, \"fma_loop_ffma\": {}, \"evidence\": \"sass\", "
           "\"evidence_detail\": {}}}{}\n",
           JsonQuote(k.name), JsonQuote(k.demangled), k.arch, k.pipe_class, k.instructions,
           k.tensor_mma, k.simt_fp32, k.simt_fp16, k.simt_fp64, k.simt_int, ops,
-          JsonQuote(k.detail), i + 1 < stats.size() ? "," : "");
+          k.fma_loop_instructions, k.fma_loop_ffma, JsonQuote(k.detail),
+          i + 1 < stats.size() ? "," : "");
     }
     json += fmt::format("    ]}}{}\n", fi + 1 < files.size() ? "," : "");
   }

@@ -31,6 +31,7 @@ void AddPlanned(const StepLaunch& l, const std::string& step, proto::DecodePlan*
   k->set_pipe_class(info->gpu_pipe_class);
   k->set_format(info->format);
   if (info->work) *k->mutable_work() = info->work(l.shape);
+  if (info->launch) *k->mutable_launch() = info->launch(l.shape);
 }
 
 }  // namespace

@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <cctype>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "analysis/aggregate/kernel_name.h"
+#include "proto/vocabulary.h"
 
 namespace qprof::aggregate {
 namespace {
@@ -23,6 +26,22 @@ void AddTraceTime(std::vector<TraceTime>* v, uint32_t trace, uint64_t calls, uin
 void AddDevice(std::vector<uint32_t>* v, uint32_t id) {
   auto it = std::lower_bound(v->begin(), v->end(), id);
   if (it == v->end() || *it != id) v->insert(it, id);
+}
+
+void MergeConfig(LaunchConfigAcc& c, const LaunchConfigAcc& o) {
+  if (c.count == 0 || o.first < c.first) c.first = o.first;
+  c.count += o.count;
+  c.time += o.time;
+  c.reported_weight += o.reported_weight;
+  c.reported_sum += o.reported_sum;
+  if (o.reported_positive > 0) {
+    c.reported_min = c.reported_positive > 0 ? std::min(c.reported_min, o.reported_min)
+                                             : o.reported_min;
+    c.reported_max = c.reported_positive > 0 ? std::max(c.reported_max, o.reported_max)
+                                             : o.reported_max;
+  }
+  c.reported_positive += o.reported_positive;
+  c.reported_zero += o.reported_zero;
 }
 
 bool HasUsableWork(const proto::Activity& a) {
@@ -66,6 +85,29 @@ void MergeGroup(KernelGroup& g, KernelGroup&& o, uint32_t trace_offset) {
     g.work.Merge(o.work);
   }
   g.without_work += o.without_work;
+  for (auto& [key, c] : o.configs) {
+    LaunchConfigKey k = key;
+    k.trace += trace_offset;
+    c.first.trace += trace_offset;
+    MergeConfig(g.configs[k], c);
+  }
+  g.context_time += o.context_time;
+}
+
+std::string VerdictKey(const classify::ContextVerdict& v) {
+  return absl::StrCat(v.role, "\x1f", v.format, "\x1f", v.frame, "\x1f", v.frame_kind, "\x1f",
+                      v.rule, "\x1f", v.why, "\x1f", v.weak ? "w" : "s", "\x1f", v.innermost);
+}
+
+// The verdict of one stack of a trace's tables.
+classify::ContextVerdict StackVerdict(const proto::LaunchContextStats& t, int stack) {
+  std::vector<classify::Frame> frames;
+  for (uint32_t f : t.stacks(stack).frames()) {
+    if (f >= static_cast<uint32_t>(t.frames_size())) continue;
+    const proto::LaunchFrame& fr = t.frames(static_cast<int>(f));
+    frames.push_back({fr.name(), fr.kind()});
+  }
+  return classify::MatchContext(frames);
 }
 
 }  // namespace
@@ -84,22 +126,37 @@ int64_t StepOfPath(const std::string& path) {
   return -1;
 }
 
-uint32_t ProfileState::GroupFor(const std::string& normalised) {
-  auto [it, inserted] = group_index_.emplace(normalised, static_cast<uint32_t>(groups.size()));
+uint32_t ProfileState::GroupFor(const std::string& normalised, uint32_t context, bool own) {
+  std::string key = normalised;
+  if (context != 0 || own) absl::StrAppend(&key, "\x1f", context, own ? "o" : "");
+  auto [it, inserted] = group_index_.emplace(std::move(key), static_cast<uint32_t>(groups.size()));
   if (inserted) {
     groups.emplace_back();
     groups.back().name = normalised;
+    groups.back().context = context;
+    groups.back().own = own;
     names_.push_back(normalised);
   }
+  return it->second;
+}
+
+uint32_t ProfileState::ContextFor(const classify::ContextVerdict& v) {
+  auto [it, inserted] =
+      context_index_.emplace(VerdictKey(v), static_cast<uint32_t>(contexts.size() + 1));
+  if (inserted) contexts.push_back(v);
   return it->second;
 }
 
 void ProfileState::Merge(ProfileState&& other) {
   const uint32_t offset = static_cast<uint32_t>(traces.size());
   for (TraceState& t : other.traces) traces.push_back(std::move(t));
+  std::vector<uint32_t> context_map(other.contexts.size() + 1, 0);
+  for (size_t i = 0; i < other.contexts.size(); ++i) context_map[i + 1] = ContextFor(other.contexts[i]);
   std::vector<uint32_t> group_map(other.groups.size());
   for (size_t i = 0; i < other.groups.size(); ++i) {
-    group_map[i] = GroupFor(other.groups[i].name);
+    const KernelGroup& og = other.groups[i];
+    group_map[i] = GroupFor(og.name, og.context < context_map.size() ? context_map[og.context] : 0,
+                            og.own);
     MergeGroup(groups[group_map[i]], std::move(other.groups[i]), offset);
   }
   for (const auto& [path, r] : other.ranges) {
@@ -120,11 +177,19 @@ void ProfileState::Merge(ProfileState&& other) {
   step_work.flops += other.step_work.flops;
   step_work.weight_launches += other.step_work.weight_launches;
   dropped_negative += other.dropped_negative;
+  launch_counts.launches += other.launch_counts.launches;
+  launch_counts.with_context += other.launch_counts.with_context;
+  launch_counts.graph_launches += other.launch_counts.graph_launches;
   other = ProfileState();
 }
 
 void TraceAccumulator::ClearCaches() {
   name_cache_.clear();
+  norms_.clear();
+  group_cache_.clear();
+  stack_context_.clear();
+  path_context_.clear();
+  last_path_context_ = UINT32_MAX;
   path_cache_.clear();
   last_group_ = UINT32_MAX;
   last_path_info_ = {nullptr, -1};
@@ -138,6 +203,38 @@ void TraceAccumulator::Begin(const proto::TraceHeader& header) {
   state_->traces.emplace_back();
   state_->traces.back().header = header;
   ClearCaches();
+  LaunchContexts(header.launch_context_stats());
+}
+
+void TraceAccumulator::LaunchContexts(const proto::LaunchContextStats& tables) {
+  if (stack_context_.empty()) stack_context_.push_back(0);  // stacks[0]: no frames
+  for (int i = static_cast<int>(stack_context_.size()); i < tables.stacks_size(); ++i) {
+    classify::ContextVerdict v = StackVerdict(tables, i);
+    stack_context_.push_back(state_->ContextFor(v));
+  }
+}
+
+// The verdict of a launch's stack, else of its NVTX path; 0 when it has neither (or a stack
+// the tables never described).
+uint32_t TraceAccumulator::ContextOf(const proto::Activity& a) {
+  if (const uint32_t stack = a.launch_context().stack(); stack != 0) {
+    return stack < stack_context_.size() ? stack_context_[stack] : 0;
+  }
+  const std::string& path = a.nvtx_path();
+  if (path.empty()) return 0;
+  if (last_path_context_ != UINT32_MAX && path == last_context_path_) return last_path_context_;
+  auto it = path_context_.find(path);
+  if (it == path_context_.end()) {
+    std::vector<classify::Frame> frames;
+    for (absl::string_view part : absl::StrSplit(path, '/', absl::SkipEmpty())) {
+      frames.push_back({std::string(part), "nvtx"});
+    }
+    if (path_context_.size() >= kMaxCacheEntries) path_context_.clear();
+    it = path_context_.emplace(path, state_->ContextFor(classify::MatchContext(frames))).first;
+  }
+  last_context_path_ = path;
+  last_path_context_ = it->second;
+  return it->second;
 }
 
 UnionAcc& TraceAccumulator::DeviceUnion(uint32_t device) {
@@ -187,6 +284,10 @@ void TraceAccumulator::Activity(const proto::Activity& a) {
   switch (a.kind()) {
     case proto::ACTIVITY_KIND_KERNEL: {
       ++t.kernel_records;
+      LaunchCounts& lc = state_->launch_counts;
+      ++lc.launches;
+      lc.with_context += a.launch_context().stack() != 0 || !a.nvtx_path().empty();
+      lc.graph_launches += a.launch_context().graph_launch();
       KernelGroup& g = GroupOf(a);
       uint32_t gi = static_cast<uint32_t>(&g - state_->groups.data());
       AddLaunch(g, gi, a);
@@ -194,6 +295,7 @@ void TraceAccumulator::Activity(const proto::Activity& a) {
         ++state_->dropped_negative;
       } else {
         AddValidLaunch(g, gi, a, d);
+        AddConfig(g, a, d);
       }
       return;
     }
@@ -218,17 +320,75 @@ void TraceAccumulator::AddStepWork(const proto::Activity& a) {
 
 KernelGroup& TraceAccumulator::GroupOf(const proto::Activity& a) {
   const std::string& raw = a.name().empty() ? a.mangled_name() : a.name();
-  if (last_group_ != UINT32_MAX && raw == last_name_) return state_->groups[last_group_];
+  const uint32_t context = ContextOf(a);
+  // Our kernels (and modelled activities) keep their registered role whatever the context.
+  const bool own = a.attribution().evidence() == evidence::kRegistry ||
+                   a.attribution().evidence() == evidence::kModelled || !a.kernel_id().empty();
+  if (last_group_ != UINT32_MAX && raw == last_name_ && context == last_context_ &&
+      own == last_own_) {
+    return state_->groups[last_group_];
+  }
   auto it = name_cache_.find(raw);
   if (it == name_cache_.end()) {
     std::string n = NormaliseKernelName(raw);
     if (n.empty()) n = "(unnamed kernel)";
-    if (name_cache_.size() >= kMaxCacheEntries) name_cache_.clear();
-    it = name_cache_.emplace(raw, state_->GroupFor(n)).first;
+    if (name_cache_.size() >= kMaxCacheEntries) {
+      name_cache_.clear();
+      norms_.clear();
+      group_cache_.clear();
+    }
+    norms_.push_back(std::move(n));
+    it = name_cache_.emplace(raw, static_cast<uint32_t>(norms_.size() - 1)).first;
+  }
+  const uint64_t key = (uint64_t{it->second} << 33) | (uint64_t{context} << 1) | own;
+  auto g = group_cache_.find(key);
+  if (g == group_cache_.end()) {
+    g = group_cache_.emplace(key, state_->GroupFor(norms_[it->second], context, own)).first;
   }
   last_name_ = raw;
-  last_group_ = it->second;
-  return state_->groups[it->second];
+  last_context_ = context;
+  last_own_ = own;
+  last_group_ = g->second;
+  return state_->groups[g->second];
+}
+
+// Occupancy is computed per configuration when the tables are emitted; here the launches
+// and time of each, and the source's own estimate.
+void TraceAccumulator::AddConfig(KernelGroup& g, const proto::Activity& a, int64_t d) {
+  const double w = static_cast<double>(std::max<int64_t>(d, 1));
+  g.context_time += w;
+  if (uint64_t{a.grid().x()} * a.grid().y() * a.grid().z() == 0 ||
+      uint64_t{a.block().x()} * a.block().y() * a.block().z() == 0) {
+    return;
+  }
+  LaunchConfigKey k;
+  k.trace = trace_;
+  k.device = a.device_id();
+  k.grid[0] = a.grid().x();
+  k.grid[1] = a.grid().y();
+  k.grid[2] = a.grid().z();
+  k.block[0] = a.block().x();
+  k.block[1] = a.block().y();
+  k.block[2] = a.block().z();
+  k.registers = a.registers_per_thread();
+  k.shared_bytes = uint64_t{a.static_shared_bytes()} + a.dynamic_shared_bytes();
+  LaunchConfigAcc one;
+  one.count = 1;
+  one.time = w;
+  one.first = LaunchKey{trace_, a.start_ns(), a.device_id(), a.stream_id(),
+                        state_->traces[trace_].seq};
+  if (a.has_occupancy() && a.occupancy().has_reported_est_occupancy_pct()) {
+    const double r = a.occupancy().reported_est_occupancy_pct();
+    one.reported_weight = w;
+    one.reported_sum = r * w;
+    if (r > 0) {
+      one.reported_positive = 1;
+      one.reported_min = one.reported_max = r;
+    } else {
+      one.reported_zero = 1;
+    }
+  }
+  MergeConfig(g.configs[k], one);
 }
 
 const TraceAccumulator::PathInfo& TraceAccumulator::PathOf(const std::string& nvtx_path) {

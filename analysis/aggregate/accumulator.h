@@ -20,6 +20,17 @@
 // Classification and ceilings are not done here: they need every launch of a kernel (the
 // metrics of its first launch, its time-weighted tensor-pipe share), so analysis/analyze.cc
 // runs them on the finished state, once per kernel; tables.h then emits the tables.
+//
+// Launch contexts and occupancy. A kernel group is one normalised name launched from one
+// launch-context verdict (classify/context_rules.h: the role and frame its launch stack, or
+// its NVTX path, gives), so the analysis can split a name whose context changes its role
+// (the same GEMM under vllm::moe_forward and under aten::mm) and fold the rest back into one
+// row. The verdict of a stack is decided once per distinct stack of a trace (the importer
+// hands the stack tables over before the launches that use them: trace_sink.h). Occupancy
+// is a function of the launch configuration and the device's limits only, so a group keeps
+// one entry per distinct (trace, device, grid, block, registers, shared memory) with its
+// launch count and time, and the occupancy figures are computed per entry when the tables
+// are emitted, with the limits of the trace header's device (or --device).
 #ifndef QPROF_ANALYSIS_AGGREGATE_ACCUMULATOR_H_
 #define QPROF_ANALYSIS_AGGREGATE_ACCUMULATOR_H_
 
@@ -36,6 +47,7 @@
 #include "analysis/aggregate/quantiles.h"
 #include "analysis/aggregate/timeline_sample.h"
 #include "analysis/aggregate/work_list.h"
+#include "analysis/classify/context_rules.h"
 #include "analysis/importers/common/trace_sink.h"
 #include "proto/trace.pb.h"
 
@@ -54,6 +66,33 @@ struct LaunchKey {
   }
 };
 
+// One distinct launch configuration of a kernel on one device of one trace.
+struct LaunchConfigKey {
+  uint32_t trace = 0;
+  uint32_t device = 0;
+  uint32_t grid[3] = {0, 0, 0};
+  uint32_t block[3] = {0, 0, 0};
+  uint32_t registers = 0;
+  uint64_t shared_bytes = 0;  // static + dynamic
+  auto Tie() const {
+    return std::tie(trace, device, grid[0], grid[1], grid[2], block[0], block[1], block[2],
+                    registers, shared_bytes);
+  }
+  bool operator<(const LaunchConfigKey& o) const { return Tie() < o.Tie(); }
+};
+
+// The launches (end >= start) with one configuration; weights are max(1, duration) ns.
+struct LaunchConfigAcc {
+  uint64_t count = 0;
+  double time = 0;
+  LaunchKey first;                  // earliest launch with it
+  // The source's own occupancy estimate (Kineto "est. achieved occupancy %"), where given:
+  double reported_weight = 0, reported_sum = 0;  // time-weighted
+  uint64_t reported_positive = 0;   // launches where it is above zero
+  double reported_min = 0, reported_max = 0;     // over those
+  uint64_t reported_zero = 0;       // launches where it is 0
+};
+
 struct TraceTime {
   uint32_t trace = 0;
   uint64_t calls = 0;
@@ -63,6 +102,8 @@ struct TraceTime {
 // All launches of one normalised kernel name.
 struct KernelGroup {
   std::string name;
+  uint32_t context = 0;                // ProfileState::contexts index + 1; 0 = no context
+  bool own = false;                    // our kernel or modelled: its context never sets its role
   proto::Activity rep;                 // first launch (LaunchKey): what classification reads
   LaunchKey rep_key;
   bool has_metrics_rep = false;
@@ -84,6 +125,17 @@ struct KernelGroup {
   // Every launch: work models for rooflines, and how many had none.
   WorkList work;
   uint64_t without_work = 0;
+  // Launch configurations, and the time (sum of max(1, duration)) of the launches with end
+  // >= start, for the row's dominant launch-context frame.
+  std::map<LaunchConfigKey, LaunchConfigAcc> configs;
+  double context_time = 0;
+};
+
+// Profile-wide launch counts (Profile.launch_summary): every kernel launch.
+struct LaunchCounts {
+  uint64_t launches = 0;
+  uint64_t with_context = 0;           // a launch stack or an NVTX path
+  uint64_t graph_launches = 0;
 };
 
 struct UnionAcc {
@@ -135,15 +187,20 @@ class ProfileState {
   TimelineSample timeline;
   StepWorkSums step_work;
   uint64_t dropped_negative = 0;           // kernel launches with end < start
+  std::vector<classify::ContextVerdict> contexts;  // distinct launch-context verdicts
+  LaunchCounts launch_counts;
 
-  // Group of a normalised name, created when new.
-  uint32_t GroupFor(const std::string& normalised);
+  // Group of a normalised name launched from context `context` (0 = none), created when new.
+  uint32_t GroupFor(const std::string& normalised, uint32_t context = 0, bool own = false);
+  // Index + 1 of a verdict in `contexts`, added when new.
+  uint32_t ContextFor(const classify::ContextVerdict& v);
   const TimelineSample::Names& names() const { return names_; }
   // Appends other's traces after ours and combines everything else.
   void Merge(ProfileState&& other);
 
  private:
   std::unordered_map<std::string, uint32_t> group_index_;
+  std::unordered_map<std::string, uint32_t> context_index_;
   TimelineSample::Names names_;  // groups[i].name, for the timeline's ordering
 };
 
@@ -156,12 +213,12 @@ class TraceAccumulator : public importers::TraceSink {
   void Begin(const proto::TraceHeader& header) override;
   void Activity(const proto::Activity& a) override;
   void Range(const proto::NvtxRange& r) override;
+  void LaunchContexts(const proto::LaunchContextStats& tables) override;
   void End(const proto::TraceHeader& header, bool truncated,
            const std::string& truncation_detail) override;
   void Reset() override;
-  // Nothing here reads grid, block, registers or shared memory yet. (A per-kernel launch
-  // accumulator that does, e.g. for occupancy, turns this on.)
-  bool WantsLaunchConfig() const override { return false; }
+  // Launch configurations are kept per kernel for occupancy and waves.
+  bool WantsLaunchConfig() const override { return true; }
 
  private:
   struct PathInfo {
@@ -169,6 +226,8 @@ class TraceAccumulator : public importers::TraceSink {
     int64_t step;
   };
   KernelGroup& GroupOf(const proto::Activity& a);
+  uint32_t ContextOf(const proto::Activity& a);
+  void AddConfig(KernelGroup& g, const proto::Activity& a, int64_t d);
   const PathInfo& PathOf(const std::string& nvtx_path);
   void AddLaunch(KernelGroup& g, uint32_t group, const proto::Activity& a);
   void AddValidLaunch(KernelGroup& g, uint32_t group, const proto::Activity& a, int64_t d);
@@ -181,10 +240,20 @@ class TraceAccumulator : public importers::TraceSink {
   ProfileState* state_;
   uint32_t trace_ = 0;
   // Caches over repeated strings, cleared when they grow past a bound.
-  std::unordered_map<std::string, uint32_t> name_cache_;
+  std::unordered_map<std::string, uint32_t> name_cache_;  // raw name -> norms_ index
+  std::vector<std::string> norms_;
+  std::unordered_map<uint64_t, uint32_t> group_cache_;   // (norm, context, own) -> group
+  // Launch contexts of this trace: verdict (ProfileState::contexts index + 1, 0 = none) per
+  // stack of its tables, and per NVTX path for launches without a stack.
+  std::vector<uint32_t> stack_context_;
+  std::unordered_map<std::string, uint32_t> path_context_;
+  std::string last_context_path_;
+  uint32_t last_path_context_ = UINT32_MAX;
   std::unordered_map<std::string, PathInfo> path_cache_;
   // The last lookups: consecutive launches mostly share a name, path, device and stream.
   std::string last_name_;
+  uint32_t last_context_ = 0;
+  bool last_own_ = false;
   uint32_t last_group_ = UINT32_MAX;
   std::string last_path_;
   PathInfo last_path_info_{nullptr, -1};

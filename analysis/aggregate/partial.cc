@@ -109,6 +109,61 @@ void GroupToProto(const KernelGroup& g, proto::PartialKernel* out) {
   }
   g.work.ToProto(out->mutable_work());
   out->set_without_work(g.without_work);
+  out->set_context(g.context);
+  out->set_own(g.own);
+  out->set_context_time(g.context_time);
+  for (const auto& [k, c] : g.configs) {
+    proto::PartialLaunchConfig* p = out->add_configs();
+    p->set_trace(k.trace);
+    p->set_device_id(k.device);
+    p->mutable_grid()->set_x(k.grid[0]);
+    p->mutable_grid()->set_y(k.grid[1]);
+    p->mutable_grid()->set_z(k.grid[2]);
+    p->mutable_block()->set_x(k.block[0]);
+    p->mutable_block()->set_y(k.block[1]);
+    p->mutable_block()->set_z(k.block[2]);
+    p->set_registers_per_thread(k.registers);
+    p->set_shared_bytes(k.shared_bytes);
+    p->set_count(c.count);
+    p->set_time(c.time);
+    KeyToProto(c.first, p->mutable_first());
+    p->set_reported_weight(c.reported_weight);
+    p->set_reported_sum(c.reported_sum);
+    p->set_reported_positive(c.reported_positive);
+    p->set_reported_min(c.reported_min);
+    p->set_reported_max(c.reported_max);
+    p->set_reported_zero(c.reported_zero);
+  }
+}
+
+// False when a configuration names a trace the profile lacks or is listed twice.
+bool ConfigsFromProto(const proto::PartialKernel& in, uint32_t traces, KernelGroup* g) {
+  for (const proto::PartialLaunchConfig& p : in.configs()) {
+    LaunchConfigKey k;
+    k.trace = p.trace();
+    k.device = p.device_id();
+    k.grid[0] = p.grid().x();
+    k.grid[1] = p.grid().y();
+    k.grid[2] = p.grid().z();
+    k.block[0] = p.block().x();
+    k.block[1] = p.block().y();
+    k.block[2] = p.block().z();
+    k.registers = p.registers_per_thread();
+    k.shared_bytes = p.shared_bytes();
+    if (k.trace >= traces || p.first().trace() >= traces || p.count() == 0) return false;
+    LaunchConfigAcc c;
+    c.count = p.count();
+    c.time = p.time();
+    c.first = KeyFromProto(p.first());
+    c.reported_weight = p.reported_weight();
+    c.reported_sum = p.reported_sum();
+    c.reported_positive = p.reported_positive();
+    c.reported_min = p.reported_min();
+    c.reported_max = p.reported_max();
+    c.reported_zero = p.reported_zero();
+    if (!g->configs.emplace(k, c).second) return false;
+  }
+  return true;
 }
 
 // False when the message does not describe a kernel of `traces` traces.
@@ -142,6 +197,8 @@ bool GroupFromProto(const proto::PartialKernel& in, uint32_t traces, KernelGroup
   }
   g->without_work = in.without_work();
   if (!g->work.FromProto(in.work())) return false;
+  g->context_time = in.context_time();
+  if (!ConfigsFromProto(in, traces, g)) return false;
   return g->launches > 0 && g->rep_key.trace < traces && g->calls <= g->launches &&
          g->durations.Valid() && g->durations.count() == g->calls &&
          (!g->has_metrics_rep || g->metrics_key.trace < traces) &&
@@ -155,6 +212,20 @@ proto::PartialProfile ToPartial(const ProfileState& state) {
   out.set_version(kPartialProfileVersion);
   for (const TraceState& t : state.traces) TraceToProto(t, out.add_traces());
   for (const KernelGroup& g : state.groups) GroupToProto(g, out.add_kernels());
+  for (const classify::ContextVerdict& v : state.contexts) {
+    proto::PartialContext* c = out.add_contexts();
+    c->set_role(v.role);
+    c->set_format(v.format);
+    c->set_frame(v.frame);
+    c->set_frame_kind(v.frame_kind);
+    c->set_rule(v.rule);
+    c->set_why(v.why);
+    c->set_weak(v.weak);
+    c->set_innermost(v.innermost);
+  }
+  out.set_launches(state.launch_counts.launches);
+  out.set_launches_with_context(state.launch_counts.with_context);
+  out.set_graph_launches(state.launch_counts.graph_launches);
   for (const auto& [path, r] : state.ranges) {
     proto::PartialRange* p = out.add_ranges();
     p->set_path(path);
@@ -192,8 +263,23 @@ absl::StatusOr<ProfileState> FromPartial(const proto::PartialProfile& in, const 
   ProfileState state;
   for (const proto::PartialTrace& t : in.traces()) state.traces.push_back(TraceFromProto(t));
   const uint32_t traces = static_cast<uint32_t>(state.traces.size());
+  for (const proto::PartialContext& c : in.contexts()) {
+    classify::ContextVerdict v;
+    v.role = c.role();
+    v.format = c.format();
+    v.frame = c.frame();
+    v.frame_kind = c.frame_kind();
+    v.rule = c.rule();
+    v.why = c.why();
+    v.weak = c.weak();
+    v.innermost = c.innermost();
+    if (state.ContextFor(v) != state.contexts.size()) return bad("a launch context twice");
+  }
   for (const proto::PartialKernel& k : in.kernels()) {
-    uint32_t i = state.GroupFor(k.name());
+    if (k.context() > state.contexts.size()) {
+      return bad(absl::StrCat("kernel \"", k.name(), "\" names no launch context"));
+    }
+    uint32_t i = state.GroupFor(k.name(), k.context(), k.own());
     if (state.groups[i].launches != 0) return bad(absl::StrCat("kernel \"", k.name(), "\" twice"));
     if (!GroupFromProto(k, traces, &state.groups[i])) {
       return bad(absl::StrCat("kernel \"", k.name(), "\""));
@@ -207,6 +293,7 @@ absl::StatusOr<ProfileState> FromPartial(const proto::PartialProfile& in, const 
   const proto::PartialStepWork& w = in.step_work();
   state.step_work = {w.weight_bytes(), w.other_bytes(), w.flops(), w.weight_launches()};
   state.dropped_negative = in.dropped_negative();
+  state.launch_counts = {in.launches(), in.launches_with_context(), in.graph_launches()};
   return state;
 }
 

@@ -23,7 +23,8 @@
 
 namespace qprof::aggregate {
 
-inline constexpr uint32_t kPartialProfileVersion = 1;
+// 2: kernels are keyed by (name, launch context, own) and carry launch configurations.
+inline constexpr uint32_t kPartialProfileVersion = 2;
 inline constexpr char kPartialMagic[] = "QPROFPP1";
 
 proto::PartialProfile ToPartial(const ProfileState& state);

@@ -6,6 +6,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
+#include "analysis/aggregate/launch_stats.h"
 #include "proto/vocabulary.h"
 
 namespace qprof::aggregate {
@@ -19,6 +20,29 @@ std::string RowProvenance(const proto::TraceHeader& h) {
   return h.provenance() == proto::PROVENANCE_IMPORTED
              ? "imported from " + h.source_path()
              : std::string(ProvenanceLabel(h.provenance()));
+}
+
+// Adds `o`'s launches to `g` (same trace numbering): the row's figures over every group
+// folded into it.
+void FoldGroup(KernelGroup& g, const KernelGroup& o) {
+  if (o.launches > 0 && (g.launches == 0 || o.rep_key < g.rep_key)) g.rep_key = o.rep_key;
+  g.launches += o.launches;
+  g.calls += o.calls;
+  g.time_ns += o.time_ns;
+  g.durations.Merge(o.durations);
+  g.work_bytes += o.work_bytes;
+  g.work_flops += o.work_flops;
+  g.work_time_ns += o.work_time_ns;
+  g.tp_sum += o.tp_sum;
+  g.tp_weight += o.tp_weight;
+  g.fma_sum += o.fma_sum;
+  g.fma_weight += o.fma_weight;
+  g.dram_sum += o.dram_sum;
+  g.dram_weight += o.dram_weight;
+  for (uint32_t d : o.devices) {
+    auto it = std::lower_bound(g.devices.begin(), g.devices.end(), d);
+    if (it == g.devices.end() || *it != d) g.devices.insert(it, d);
+  }
 }
 
 proto::KernelRow KernelRowOf(const ProfileState& state, const KernelGroup& g,
@@ -57,15 +81,26 @@ proto::KernelRow KernelRowOf(const ProfileState& state, const KernelGroup& g,
 
 // Kernels by time (and the kernel totals they sum to).
 void EmitKernels(const ProfileState& state, const std::vector<GroupVerdict>& verdicts,
-                 proto::Profile* profile) {
+                 LaunchOccupancies* occupancies, proto::Profile* profile) {
+  std::map<uint32_t, std::vector<size_t>> by_row;
+  for (size_t i = 0; i < state.groups.size(); ++i) by_row[verdicts[i].row].push_back(i);
   std::vector<proto::KernelRow> rows;
   uint64_t kernel_time = 0, kernel_count = 0;
-  for (size_t i = 0; i < state.groups.size(); ++i) {
-    const KernelGroup& g = state.groups[i];
-    if (g.calls == 0) continue;
-    rows.push_back(KernelRowOf(state, g, verdicts[i]));
-    kernel_time += g.time_ns;
-    kernel_count += g.calls;
+  for (const auto& [row, members] : by_row) {
+    std::vector<const KernelGroup*> groups;
+    for (size_t i : members) groups.push_back(&state.groups[i]);
+    const KernelGroup* g = groups.front();
+    KernelGroup folded;  // only when the row has several groups
+    if (groups.size() > 1) {
+      folded.name = g->name;
+      for (const KernelGroup* m : groups) FoldGroup(folded, *m);
+      g = &folded;
+    }
+    if (g->calls == 0) continue;
+    rows.push_back(KernelRowOf(state, *g, verdicts[members.front()]));
+    FillKernelLaunch(state, groups, occupancies, &rows.back());
+    kernel_time += g->time_ns;
+    kernel_count += g->calls;
   }
   proto::Totals* t = profile->mutable_totals();
   t->set_kernel_time_ns(kernel_time);
@@ -111,6 +146,8 @@ void EmitRoles(proto::Profile* profile) {
     rr.set_time_ns(rr.time_ns() + k.time_ns());
     rr.set_calls(rr.calls() + k.calls());
     (*rr.mutable_class_time_ns())[k.class_()] += k.time_ns();
+    (*rr.mutable_evidence_time_ns())[k.evidence()] += k.time_ns();
+    rr.set_kernel_rows(rr.kernel_rows() + 1);
   }
   std::vector<proto::RoleRow> roles;
   for (auto& [name, rr] : acc) {
@@ -312,8 +349,10 @@ void EmitRanks(const ProfileState& state, const std::vector<GroupVerdict>& verdi
                proto::Profile* profile);
 
 void EmitTables(const ProfileState& state, const std::vector<GroupVerdict>& verdicts,
-                proto::Profile* profile) {
-  EmitKernels(state, verdicts, profile);
+                const occupancy::DeviceLimits* fallback_limits, proto::Profile* profile) {
+  LaunchOccupancies occupancies(state, fallback_limits);
+  EmitKernels(state, verdicts, &occupancies, profile);
+  FillLaunchSummary(state, &occupancies, profile->mutable_launch_summary());
   EmitClasses(profile);
   EmitRoles(profile);
   EmitTotals(state, profile);

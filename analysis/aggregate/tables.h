@@ -7,6 +7,10 @@
 //               start to last end, summed over traces (traces have their own clocks);
 //               busy_time_error_ns = how much larger busy time may be when kernels came far
 //               out of order (interval_union.h; 0 almost always);
+//   kernels     one row per GroupVerdict::row: the groups of one name whose launch context
+//               does not change their role are one row, each role a context gives is
+//               another; with the launch statistics of launch_stats.h;
+//   launch_summary (launch_stats.h);
 //   classes, roles, kernels (sorted by time, descending), ranges (NVTX path with numbers
 //   folded), streams, steps (when "step N" ranges exist), timeline (kernels of the median
 //   step, relative to its start; timeline_note says when another step is shown), devices
@@ -21,6 +25,7 @@
 #include <vector>
 
 #include "analysis/aggregate/accumulator.h"
+#include "analysis/occupancy/occupancy.h"
 #include "proto/profile.pb.h"
 
 namespace qprof::aggregate {
@@ -29,10 +34,12 @@ namespace qprof::aggregate {
 struct GroupVerdict {
   proto::Attribution attribution;
   std::string kernel_id;  // registry id when known
+  uint32_t row = 0;       // the kernel row the group's launches go to (same for one row's groups)
 };
 
+// `fallback_limits` (may be null): occupancy limits for devices whose own are unknown.
 void EmitTables(const ProfileState& state, const std::vector<GroupVerdict>& verdicts,
-                proto::Profile* profile);
+                const occupancy::DeviceLimits* fallback_limits, proto::Profile* profile);
 
 }  // namespace qprof::aggregate
 

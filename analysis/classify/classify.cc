@@ -48,7 +48,8 @@ const KnownKernel* Classifier::FindKnown(const proto::Activity& a, const std::st
   return nullptr;
 }
 
-proto::Attribution Classifier::Classify(const proto::Activity& a, const std::string& norm) const {
+proto::Attribution Classifier::Classify(const proto::Activity& a, const std::string& norm,
+                                        const ContextVerdict* context) const {
   proto::Attribution out;
   if (a.kind() == proto::ACTIVITY_KIND_MEMCPY || a.kind() == proto::ACTIVITY_KIND_MEMSET) {
     out.set_role(std::string(role::kMemory));
@@ -92,8 +93,29 @@ proto::Attribution Classifier::Classify(const proto::Activity& a, const std::str
     out.set_evidence(std::string(evidence::kUnknown));
     out.set_evidence_detail("no measured metric, SASS, registry entry or name rule");
   }
+  // Launch context: the role (and a format the name did not tell) from the frame that
+  // launched the kernel; it outranks the name rules, never the registry.
+  std::string role_note;
+  const bool registry = out.evidence() == evidence::kRegistry;
+  if (context != nullptr && !registry && ContextRoleWins(*context, rule.role)) {
+    out.set_role(context->role);
+    role_note = absl::StrCat("role from ", context->frame_kind, " frame '", context->frame,
+                             "' (context rule ", context->rule, ": ", context->why, ")");
+    const bool class_known = out.evidence() == evidence::kNameRule;
+    out.set_evidence_detail(absl::StrCat(
+        role_note, "; ",
+        class_known ? absl::StrCat("class from rule ", rule.class_rule, ": ", rule.class_why)
+                    : "pipe class unknown (no metric, SASS, registry entry or name rule)"));
+    out.set_evidence(std::string(evidence::kLaunchContext));
+  }
   if (out.role().empty()) out.set_role(rule.role.empty() ? std::string(role::kOther) : rule.role);
   if (out.format().empty()) out.set_format(rule.format);
+  if (context != nullptr && !registry && !context->format.empty() &&
+      (out.format() == format::kUnknown || out.format() == "fp4")) {
+    out.set_format(context->format);
+    out.set_evidence_detail(absl::StrCat(out.evidence_detail(), "; format ", context->format,
+                                         " named by the launch context"));
+  }
 
   // SASS: tells tensor vs not. It does not turn comm/memory kernels into SIMT.
   if (const sass::SassKernelStats* s = FindSass(a, norm)) {
@@ -103,6 +125,7 @@ proto::Attribution Classifier::Classify(const proto::Activity& a, const std::str
                                                                 : s->pipe_class);
     out.set_evidence(std::string(evidence::kSass));
     out.set_evidence_detail(absl::StrCat("SASS ", s->detail));
+    if (!role_note.empty()) out.set_evidence_detail(absl::StrCat(out.evidence_detail(), "; ", role_note));
   }
   // Measured tensor-pipe activity beats everything.
   if (a.has_metrics() && a.metrics().has_tensor_pipe_pct()) {
@@ -120,6 +143,7 @@ proto::Attribution Classifier::Classify(const proto::Activity& a, const std::str
                                               options_.tensor_pipe_threshold_pct, src));
     }
     out.set_evidence(std::string(evidence::kMeasured));
+    if (!role_note.empty()) out.set_evidence_detail(absl::StrCat(out.evidence_detail(), "; ", role_note));
   }
   return out;
 }

@@ -8,10 +8,13 @@
 //   3. registry: our own kernels, from KnownKernel entries the caller passes in (the cli
 //      builds them from kernels/registry; analysis does not depend on kernels/), or an
 //      Attribution the collector already wrote with evidence "registry".
-//   4. name rules (analysis/classify/name_rules.h).
-//   5. unknown: class "other", evidence "unknown"; the caller lists these kernels.
-// Roles and formats come from the strongest source that has them (registry, then name
-// rules); measured metrics and SASS tell the pipe, not the role.
+//   4. launch_context: the frame the kernel was launched from (context_rules.h) decides
+//      the ROLE (never the pipe class) where the registry has no entry; the name rules
+//      keep roles that are a function of the kernel itself (comm, router, ...).
+//   5. name rules (analysis/classify/name_rules.h).
+//   6. unknown: class "other", evidence "unknown"; the caller lists these kernels.
+// Roles and formats come from the strongest source that has them (registry, launch
+// context, then name rules); measured metrics and SASS tell the pipe, not the role.
 #ifndef QPROF_ANALYSIS_CLASSIFY_CLASSIFY_H_
 #define QPROF_ANALYSIS_CLASSIFY_CLASSIFY_H_
 
@@ -19,6 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "analysis/classify/context_rules.h"
 #include "analysis/sass/sass_parser.h"
 #include "proto/trace.pb.h"
 
@@ -57,7 +61,10 @@ class Classifier {
 
   // Attribution for a kernel activity. `normalised_name` is NormaliseKernelName(a.name)
   // (passed in so callers can cache it). Memcpy/memset activities are "memory".
-  proto::Attribution Classify(const proto::Activity& a, const std::string& normalised_name) const;
+  // `context`, when given, is the launch context's verdict (context_rules.h) for this
+  // kernel's launches: it sets the role where ContextRoleWins says so.
+  proto::Attribution Classify(const proto::Activity& a, const std::string& normalised_name,
+                              const ContextVerdict* context = nullptr) const;
 
   // The registry entry matching a kernel (by kernel_id, then by a name prefix that starts
   // with kOwnKernelPrefix), or nullptr.

@@ -25,6 +25,11 @@ const std::vector<NameRule>& NameRules() {
       {"*indexer*", "", "attn.indexer", "sparse-attention indexer"},
       {"*sparse*mla*", "", "attn.sparse_mla", "sparse MLA attention"},
       {"*mla*sparse*", "", "attn.sparse_mla", "sparse MLA attention"},
+      // FlashInfer ships more than attention: its norm, sampling and activation kernels
+      // say "flashinfer" too, so they come before the flash-attention rows (role and class).
+      {"*flashinfer::norm::*", "simt", "norm", "FlashInfer norm kernel (CUDA cores, not attention)"},
+      {"*flashinfer::sampling::*", "simt", "sampling", "FlashInfer sampling kernel (not attention)"},
+      {"*flashinfer::activation::*", "simt", "elementwise", "FlashInfer activation kernel"},
       {"*flash*", "", "attn.dense", "flash attention"},
       {"*fmha*", "", "attn.dense", "fused multi-head attention"},
       {"*attention*", "", "attn.dense", "attention"},

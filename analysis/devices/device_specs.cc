@@ -43,7 +43,22 @@ constexpr char kLaunch[] =
     "lead: typical CUDA kernel launch overhead (2-5 us per launch, host-bound); not "
     "measured on this device";
 
+// Memory latency: pointer-chasing microbenchmarks put a global-memory load that misses L2 at
+// roughly 470-540 SM cycles on Ampere, Ada and Hopper (Luo et al., "Benchmarking and
+// Dissecting the Nvidia Hopper GPU Architecture", arXiv:2402.13499, A100 / RTX 4090 / H800).
+// The table takes 500 cycles at each device's boost clock; Blackwell has no such published
+// figure that we know of, so the same cycle count is assumed there. A lead, not measured.
+constexpr double kLatencyCycles = 500;
+constexpr char kLatency[] =
+    "lead: ~500 SM cycles for a load that misses L2 (pointer chasing, Luo et al. "
+    "arXiv:2402.13499: ~470-540 cycles on A100, RTX 4090, H800) at the boost clock; "
+    "not measured on this device";
+constexpr char kLatencyAssumed[] =
+    "assumed: ~500 SM cycles as on Ampere/Ada/Hopper (Luo et al. arXiv:2402.13499), no "
+    "published Blackwell figure known; at the boost clock; not measured";
+
 Figure F(double v, const char* s) { return Figure{v, s}; }
+Figure Latency(double clock_mhz, const char* s) { return Figure{kLatencyCycles / clock_mhz * 1000.0, s}; }
 
 std::vector<DeviceSpec> BuildTable() {
   std::vector<DeviceSpec> t;
@@ -63,6 +78,8 @@ std::vector<DeviceSpec> BuildTable() {
     d.interconnect = "NVLink 4";
     d.interconnect_gbps = F(450, kNvlink4);
     d.launch_overhead_us = F(3, kLaunch);
+    d.boost_clock_mhz = F(1980, "NVIDIA H100 datasheet: max boost 1980 MHz (SXM)");
+    d.memory_latency_ns = Latency(1980, kLatency);
     t.push_back(d);
   }
   {
@@ -82,6 +99,8 @@ std::vector<DeviceSpec> BuildTable() {
     d.interconnect = "NVLink 4";
     d.interconnect_gbps = F(450, kNvlink4);
     d.launch_overhead_us = F(3, kLaunch);
+    d.boost_clock_mhz = F(1980, "NVIDIA H200 datasheet: max boost 1980 MHz (SXM, same GH100 die as H100)");
+    d.memory_latency_ns = Latency(1980, kLatency);
     t.push_back(d);
   }
   {
@@ -100,6 +119,8 @@ std::vector<DeviceSpec> BuildTable() {
     d.interconnect = "NVLink 5";
     d.interconnect_gbps = F(900, kNvlink5);
     d.launch_overhead_us = F(3, kLaunch);
+    d.boost_clock_mhz = F(2110, "lead: derived from the table's 80 TF FP32 = 148 SMs x 128 FMA x 2 x 2.11 GHz; not a datasheet clock");
+    d.memory_latency_ns = Latency(2110, kLatencyAssumed);
     t.push_back(d);
   }
   {
@@ -118,6 +139,8 @@ std::vector<DeviceSpec> BuildTable() {
     d.interconnect = "PCIe Gen5 x16";
     d.interconnect_gbps = F(63, kPcie5);
     d.launch_overhead_us = F(3, kLaunch);
+    d.boost_clock_mhz = F(2617, "NVIDIA RTX PRO 6000 Blackwell: boost 2617 MHz (126 TF FP32 = 188 SMs x 128 FMA x 2 x 2.617 GHz)");
+    d.memory_latency_ns = Latency(2617, kLatencyAssumed);
     t.push_back(d);
   }
   {
@@ -136,6 +159,8 @@ std::vector<DeviceSpec> BuildTable() {
     d.interconnect = "PCIe Gen5 x16";
     d.interconnect_gbps = F(63, kPcie5);
     d.launch_overhead_us = F(3, kLaunch);
+    d.boost_clock_mhz = F(2407, "NVIDIA GeForce RTX 5090 specifications: boost 2.41 GHz (104.8 TF = 170 SMs x 128 x 2 x 2.407 GHz)");
+    d.memory_latency_ns = Latency(2407, kLatencyAssumed);
     t.push_back(d);
   }
   {
@@ -154,6 +179,8 @@ std::vector<DeviceSpec> BuildTable() {
     d.interconnect = "PCIe Gen4 x16";
     d.interconnect_gbps = F(32, kPcie4);
     d.launch_overhead_us = F(3, kLaunch);
+    d.boost_clock_mhz = F(2520, "NVIDIA L40S datasheet: boost 2520 MHz (91.6 TF = 142 SMs x 128 x 2 x 2.52 GHz)");
+    d.memory_latency_ns = Latency(2520, kLatency);
     t.push_back(d);
   }
   {
@@ -172,6 +199,8 @@ std::vector<DeviceSpec> BuildTable() {
     d.interconnect = "NVLink 3";
     d.interconnect_gbps = F(300, kNvlink3);
     d.launch_overhead_us = F(3, kLaunch);
+    d.boost_clock_mhz = F(1410, "NVIDIA A100 whitepaper: boost 1410 MHz (19.5 TF = 108 SMs x 64 FMA x 2 x 1.41 GHz)");
+    d.memory_latency_ns = Latency(1410, kLatency);
     t.push_back(d);
   }
   return t;

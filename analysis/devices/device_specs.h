@@ -43,6 +43,11 @@ struct DeviceSpec {
   std::string interconnect;          // "NVLink 4", "PCIe Gen5 x16"
   Figure interconnect_gbps;          // per GPU, per direction
   Figure launch_overhead_us;         // per kernel launch, a lead for modelled runs
+  // For the model's latency and issue terms (analysis/model): the SM boost clock (SIMT
+  // issue rate = SMs x 4 schedulers x 32 lanes x clock) and the unloaded latency of a load
+  // that misses L2 (memory-level parallelism: bandwidth <= bytes in flight / latency).
+  Figure boost_clock_mhz;
+  Figure memory_latency_ns;
 
   // The bandwidth ceilings should use: measured copy rate when known, else datasheet.
   double EffectiveBandwidthGbps() const;

@@ -13,6 +13,7 @@
 #include "analysis/importers/ncu/ncu_importer.h"
 #include "analysis/importers/nsys/nsys_importer.h"
 #include "analysis/importers/qtrace/qtrace_importer.h"
+#include "analysis/occupancy/annotate.h"
 #include "base/status_macros.h"
 
 namespace qprof::importers {
@@ -110,14 +111,17 @@ absl::StatusOr<InputKind> CheckInput(const std::string& path, const ImportOption
 
 absl::StatusOr<proto::Trace> ImportFile(const std::string& path, const ImportOptions& options) {
   ASSIGN_OR_RETURN(InputKind kind, CheckInput(path, options));
+  absl::StatusOr<proto::Trace> trace = absl::InternalError("unreachable");
   switch (kind) {
-    case InputKind::kQtrace: return ImportQtrace(path, options);
-    case InputKind::kNsysSqlite: return ImportNsysSqlite(path, options);
-    case InputKind::kKinetoJson: return ImportKinetoJson(path, options);
-    case InputKind::kNcuCsv: return ImportNcuCsv(path, options);
+    case InputKind::kQtrace: trace = ImportQtrace(path, options); break;
+    case InputKind::kNsysSqlite: trace = ImportNsysSqlite(path, options); break;
+    case InputKind::kKinetoJson: trace = ImportKinetoJson(path, options); break;
+    case InputKind::kNcuCsv: trace = ImportNcuCsv(path, options); break;
     case InputKind::kUnknown: break;
   }
-  return absl::InternalError("unreachable");
+  // Occupancy and waves of every launch with a launch configuration (Activity.occupancy).
+  if (trace.ok()) occupancy::AnnotateOccupancy(&*trace);
+  return trace;
 }
 
 absl::Status StreamFile(const std::string& path, TraceSink* sink, const ImportOptions& options) {

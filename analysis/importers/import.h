@@ -19,6 +19,11 @@
 //  - Activity.nvtx_path is the "/"-joined stack of NVTX (nsys) or user_annotation (Kineto)
 //    ranges open on the thread that launched the kernel at the time of the launch call
 //    (joined through the runtime API record with the same correlation id).
+//  - Activity.launch_context holds the frames enclosing the launch call on its thread
+//    (Kineto cpu_op / python_function / user_annotation, nsys NVTX; common/launch_context.h)
+//    and TraceHeader.launch_context_stats how many kernels got one and why others did not.
+//  - ImportFile() sets Activity.occupancy for every kernel with a launch configuration
+//    (analysis/occupancy/annotate.h), from the device limits in the trace header.
 //  - Strings are valid UTF-8 (invalid bytes are replaced by '?'), so the trace serializes.
 //  - Errors are one line naming the file, with the byte offset or row when known:
 //    InvalidArgument (wrong kind, malformed), DataLoss (truncated), NotFound (no file).

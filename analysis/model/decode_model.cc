@@ -8,7 +8,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "analysis/model/calibration_data.h"
+#include "analysis/model/kernel_facts.h"
 #include "analysis/model/model_notes.h"
+#include "analysis/occupancy/annotate.h"
+#include "analysis/occupancy/device_limits.h"
 #include "base/status_macros.h"
 #include "fmt/core.h"
 #include "proto/vocabulary.h"
@@ -38,6 +41,48 @@ double RowsPerWeightTile(const proto::PlannedKernel& k) {
     return unique > 0 ? static_cast<double>(tokens) * topk / unique : 0;
   }
   return static_cast<double>(tokens);
+}
+
+// Blocks, occupancy and bytes in flight of a planned launch on the target (LaunchShape).
+void ApplyLaunchShape(const proto::LaunchShape& l, const devices::DeviceSpec& target,
+                      KernelEstimate& e) {
+  auto limits = occupancy::DeviceLimitsForSpec(target);
+  if (!limits.ok() || l.threads_per_block() == 0 || l.blocks() == 0) return;
+  const int sms = limits->sm_count;
+  uint64_t blocks = l.blocks();
+  if (l.split_blocks_per_sm() > 0 && l.max_splits() > 0) {
+    // The launcher splits work (flash-decoding) to reach split_blocks_per_sm per SM.
+    uint64_t want = (uint64_t{l.split_blocks_per_sm()} * sms + blocks - 1) / blocks;
+    blocks *= std::max<uint64_t>(1, std::min<uint64_t>(want, l.max_splits()));
+  }
+  occupancy::LaunchConfig c;
+  c.threads_per_block = l.threads_per_block();
+  c.blocks = static_cast<int64_t>(blocks);
+  c.dynamic_smem = l.dynamic_shared_bytes();
+  const KernelFacts* f = FindKernelFacts(l.cuda_kernel(), target.arch);
+  if (f != nullptr) {
+    c.registers_per_thread = f->registers;
+    c.static_smem = f->static_shared_bytes;
+    e.registers = f->registers;
+    e.issue_slots_per_fma = IssueSlotsPerFma(*f);
+  }
+  auto o = occupancy::ComputeOccupancy(*limits, c);
+  if (!o.ok()) return;
+  e.blocks = blocks;
+  e.threads_per_block = l.threads_per_block();
+  e.active_blocks_per_sm = o->active_blocks_per_sm;
+  const double resident = std::min<double>(static_cast<double>(blocks),
+                                           static_cast<double>(sms) * o->active_blocks_per_sm);
+  e.bytes_in_flight = resident * l.threads_per_block() * l.bytes_in_flight_per_thread();
+  e.mlp_gbps = LatencyBoundBandwidthGbps(e.bytes_in_flight, target.memory_latency_ns.value);
+  if (!std::isfinite(e.mlp_gbps)) e.mlp_gbps = 0;
+  e.launch_note = fmt::format(
+      "{}: {} blocks x {} threads, {} per SM ({}), {:.0f} B in flight per thread{}", l.cuda_kernel(),
+      blocks, l.threads_per_block(), o->active_blocks_per_sm,
+      f ? fmt::format("{} registers", f->registers) : "registers unknown: no build facts",
+      l.bytes_in_flight_per_thread(),
+      e.issue_slots_per_fma > 0 ? fmt::format(", {:.2f} issue slots per FMA", e.issue_slots_per_fma)
+                                : "");
 }
 
 }  // namespace
@@ -78,7 +123,10 @@ absl::StatusOr<KernelEstimate> EstimateKernel(const proto::PlannedKernel& kernel
     return absl::FailedPreconditionError(
         absl::StrCat("target ", target.name, " has no memory bandwidth in the spec table"));
   }
-  double memory_ns = w.bytes() / bw_gbps;  // GB/s == bytes/ns
+  // Latency: with the launch shape, bandwidth is also capped by the bytes in flight.
+  if (kernel.has_launch()) ApplyLaunchShape(kernel.launch(), target, e);
+  const bool latency_bound = e.mlp_gbps > 0 && e.mlp_gbps < bw_gbps;
+  double memory_ns = w.bytes() / (latency_bound ? e.mlp_gbps : bw_gbps);  // GB/s == bytes/ns
 
   // SIMT issue: FLOPs of a SIMT kernel plus the FP4 decode work of its path. decode_ops
   // counts elements decoded; the native FP4 MMA decodes inside the tensor core, so its
@@ -93,7 +141,15 @@ absl::StatusOr<KernelEstimate> EstimateKernel(const proto::PlannedKernel& kernel
   double simt_rate = target.PipeTflops(compute_pipe::kSimtFp32) * 1e3 *
                      params.simt_efficiency.value;  // FLOP/ns
   double simt_ns = 0;
-  if (simt_flops > 0) {
+  const bool issue_term = e.compute_pipe == compute_pipe::kSimtFp32 && e.issue_slots_per_fma > 0 &&
+                          e.blocks > 0 && target.boost_clock_mhz.value > 0;
+  if (issue_term) {
+    // Our SIMT kernels: every FMA of the work model costs the main loop's issue slots per
+    // FMA (decode, conversion, shared loads included), on the SMs that hold a block.
+    const double sms = std::min<double>(static_cast<double>(e.blocks), target.sm_count.value);
+    simt_ns = IssueTimeNs(w.flops() / 2 * e.issue_slots_per_fma, sms, target.boost_clock_mhz.value);
+    simt_flops = w.flops() / 2 * e.issue_slots_per_fma * 2;  // as FLOP-equivalents
+  } else if (simt_flops > 0) {
     if (!(simt_rate > 0)) {
       return absl::FailedPreconditionError(
           absl::StrCat("target ", target.name, " has no FP32 SIMT rate in the spec table"));
@@ -116,6 +172,7 @@ absl::StatusOr<KernelEstimate> EstimateKernel(const proto::PlannedKernel& kernel
     double rows = RowsPerWeightTile(kernel);
     if (rows > 0) e.tensor_padding = PaddedRows(rows, params.tensor_token_tile.value) / rows;
     e.tensor_work_flops = w.flops() * e.tensor_padding;
+    e.tensor_peak_ns = e.tensor_work_flops / (peak * 1e3);
     tensor_ns = e.tensor_work_flops / (peak * 1e3 * eff);
   }
 
@@ -138,6 +195,7 @@ absl::StatusOr<KernelEstimate> EstimateKernel(const proto::PlannedKernel& kernel
   }
   e.time = CombineKernelTime(memory_ns, simt_ns, tensor_ns, comm_ns,
                              params.launch_overhead_ns.value);
+  if (latency_bound && e.time.bound == "memory") e.time.bound = "latency";
   return e;
 }
 
@@ -190,6 +248,20 @@ absl::StatusOr<ModelResult> ModelDecodeStep(const proto::DecodePlan& plan,
       if (e.tensor_padding != 1) {
         args["model.tensor_padding"] = fmt::format("{:.3f}", e.tensor_padding);
       }
+      if (e.blocks > 0) {
+        // The launch the model assumed, so reports compute occupancy and waves for it.
+        a->mutable_grid()->set_x(static_cast<uint32_t>(e.blocks));
+        a->mutable_grid()->set_y(1);
+        a->mutable_grid()->set_z(1);
+        a->mutable_block()->set_x(e.threads_per_block);
+        a->mutable_block()->set_y(1);
+        a->mutable_block()->set_z(1);
+        a->set_registers_per_thread(static_cast<uint32_t>(e.registers));
+        a->set_dynamic_shared_bytes(pk.launch().dynamic_shared_bytes());
+        args["model.launch"] = e.launch_note;
+        args["model.bytes_in_flight"] = fmt::format("{:.0f}", e.bytes_in_flight);
+        if (e.mlp_gbps > 0) args["model.mlp_gbps"] = fmt::format("{:.1f}", e.mlp_gbps);
+      }
       t += dur;
     }
     result.kernels.push_back(std::move(e));
@@ -198,6 +270,7 @@ absl::StatusOr<ModelResult> ModelDecodeStep(const proto::DecodePlan& plan,
   result.tokens_per_s = plan.batch() * 1e9 / result.step_ns;
   FillModelledHeader(plan, target, params, result);
   AddNvtxRanges(trace);
+  occupancy::AnnotateOccupancy(&trace);  // reports show the modelled launches' occupancy
   return result;
 }
 

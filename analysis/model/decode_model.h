@@ -52,6 +52,16 @@ struct KernelEstimate {
   double simt_work_flops = 0;     // FLOPs on SIMT + decode FLOP-equivalents, per launch
   double tensor_work_flops = 0;   // padded tensor FLOPs, per launch
   double tensor_padding = 1;      // padded / useful tensor FLOPs
+  double tensor_peak_ns = 0;      // padded tensor FLOPs at the pipe's datasheet peak
+  // Latency and issue terms (when the plan states the launch shape):
+  uint64_t blocks = 0;            // working blocks (after any split)
+  uint32_t threads_per_block = 0;
+  int registers = 0;              // from the build's kernel facts, 0 when unknown
+  int active_blocks_per_sm = 0;   // occupancy rules on the target
+  double bytes_in_flight = 0;     // device-wide
+  double mlp_gbps = 0;            // bytes in flight / latency (0 = no bound)
+  double issue_slots_per_fma = 0; // static SASS, 0 when unknown
+  std::string launch_note;        // what the latency / issue terms used
   KernelTime time;                // per launch
 };
 

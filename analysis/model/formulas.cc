@@ -31,6 +31,17 @@ double AllReduceTimeNs(const AllReduceInputs& in) {
   return latency + AllReduceBusFactor(in.ranks) * in.message_bytes / rate;
 }
 
+double LatencyBoundBandwidthGbps(double bytes_in_flight, double latency_ns) {
+  if (!(bytes_in_flight > 0) || !(latency_ns > 0)) return std::numeric_limits<double>::infinity();
+  return bytes_in_flight / latency_ns;
+}
+
+double IssueTimeNs(double instructions, double sms, double clock_mhz) {
+  if (instructions <= 0) return 0;
+  const double per_ns = sms * kIssueLanesPerSm * clock_mhz / 1000.0;
+  return per_ns > 0 ? instructions / per_ns : std::numeric_limits<double>::infinity();
+}
+
 KernelTime CombineKernelTime(double memory_ns, double simt_ns, double tensor_ns,
                              double comm_ns, double launch_ns) {
   KernelTime t;

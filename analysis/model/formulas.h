@@ -7,6 +7,9 @@
 //                   U(E, k, B) = E * (1 - (1 - k/E)^B)
 //   ring all-reduce of S bytes over n ranks (nccl-tests doc/PERFORMANCE.md):
 //                   t = base + 2(n-1) * hop + (2(n-1)/n) * S / (link * eff_link)
+//   memory-level parallelism (Little's law): a launch keeping F bytes of loads in flight
+//   streams at most F / latency; achievable bandwidth = min(BW * eff_mem, F / latency)
+//   SIMT issue: I thread-instructions on S SMs take I / (S * 4 schedulers * 32 lanes * clock)
 #ifndef QPROF_ANALYSIS_MODEL_FORMULAS_H_
 #define QPROF_ANALYSIS_MODEL_FORMULAS_H_
 
@@ -43,15 +46,26 @@ double AllReduceTimeNs(const AllReduceInputs& in);
 // The bus-bandwidth factor 2(n-1)/n of a ring all-reduce (0 for n <= 1).
 double AllReduceBusFactor(int ranks);
 
+// Bytes per ns (= GB/s) that `bytes_in_flight` outstanding at once sustain against a memory
+// latency of `latency_ns`; +inf when either is not positive (no bound known).
+double LatencyBoundBandwidthGbps(double bytes_in_flight, double latency_ns);
+
+// Nanoseconds to issue `instructions` thread-instructions on `sms` SMs at `clock_mhz`: each
+// SM issues one warp instruction per scheduler per clock, 4 x 32 thread-instructions
+// (CUDA C++ Programming Guide: 4 warp schedulers per SM from compute capability 7.0 on).
+double IssueTimeNs(double instructions, double sms, double clock_mhz);
+inline constexpr double kIssueLanesPerSm = 4 * 32;
+
 // Time of one launch, split by what limits it.
 struct KernelTime {
-  double memory_ns = 0;   // bytes / effective bandwidth
+  double memory_ns = 0;   // bytes / achievable bandwidth (latency-bound when the MLP bound binds)
   double simt_ns = 0;     // SIMT FLOPs (+ decode work) / effective SIMT rate
   double tensor_ns = 0;   // tensor FLOPs (padded) / effective tensor rate
   double comm_ns = 0;     // collectives
   double launch_ns = 0;
   double total_ns = 0;    // max(memory, simt, tensor, comm) + launch
-  std::string bound;      // largest term: "memory", "simt", "tensor", "comm"; "launch" if none
+  std::string bound;      // largest term: "memory", "latency" (memory at the MLP bound),
+                          // "simt", "tensor", "comm"; "launch" if none
 };
 
 // Combines the terms: total = max of the four + launch; `bound` names the largest term

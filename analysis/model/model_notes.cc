@@ -15,9 +15,17 @@ namespace qprof::model {
 
 std::vector<std::string> StructuralAssumptions() {
   return {
-      "kernel time = max(bytes / (memory bandwidth * memory_bandwidth_efficiency), "
-      "SIMT work / (FP32 SIMT rate * simt_efficiency), padded tensor FLOPs / (pipe rate * "
-      "pipe efficiency), all-reduce time) + launch_overhead_ns",
+      "kernel time = max(bytes / achievable bandwidth, SIMT time, padded tensor FLOPs / "
+      "(pipe rate * pipe efficiency), all-reduce time) + launch_overhead_ns",
+      "achievable bandwidth = min(memory bandwidth * memory_bandwidth_efficiency, bytes in "
+      "flight / memory latency) (Little's law); bytes in flight = resident blocks (grid "
+      "capped at SMs x blocks per SM by the occupancy rules, with the kernel's registers and "
+      "shared memory from its build) x threads x loads in flight per thread (the registry's "
+      "launch shape); the memory latency is the spec table's, a lead",
+      "SIMT time of our SIMT kernels = FMAs (FLOPs / 2) x issue slots per FMA of the "
+      "kernel's main loop (static SASS of the build) / (SMs with a block x 4 schedulers x "
+      "32 lanes x boost clock); kernels without SASS facts for the target keep FLOPs / "
+      "(FP32 SIMT rate * simt_efficiency) + decoded elements * simt_decode_flops_per_element",
       "bytes, FLOPs, compute pipe and decode work per kernel come from the decode plan's "
       "work models (the kernel registry), not from measurement",
       "SIMT work = FLOPs on the SIMT pipe + FP4 elements decoded * the path's decode cost "
@@ -35,7 +43,7 @@ std::vector<std::string> StructuralAssumptions() {
       "overlap of communication with compute; every rank runs the same schedule",
       "tokens/s = batch / step time of one decode step (all ranks together)",
       "not modelled: L2 cache hits (an upper bound on DRAM traffic, large on sm_120's "
-      "128 MB L2), skewed routing, clock throttling, wave quantisation and tail effects, "
+      "128 MB L2), skewed routing, clock throttling, the tail of the last wave, "
       "host-side scheduling, sampling and batching overhead of a serving framework",
   };
 }
@@ -53,6 +61,8 @@ std::vector<std::string> TargetNotes(const devices::DeviceSpec& target, int tp) 
   figure("BF16 tensor (dense)", target.bf16_tensor_tflops, "TFLOPS");
   figure("FP8 tensor (dense)", target.fp8_tensor_tflops, "TFLOPS");
   figure("FP4 tensor (dense)", target.fp4_tensor_tflops, "TFLOPS");
+  figure("boost clock", target.boost_clock_mhz, "MHz");
+  figure("memory latency", target.memory_latency_ns, "ns");
   if (tp > 1) {
     figure(absl::StrCat("interconnect (", target.interconnect, ", per GPU per direction)"),
            target.interconnect_gbps, "GB/s");

@@ -68,12 +68,14 @@ ModelSummary Summarize(const proto::DecodePlan& plan, const ModelResult& result,
     s.pipe_share[e.pipe_class.empty() ? std::string(pipe::kOther) : e.pipe_class] += t;
     s.bound_share[e.time.bound] += t;
     launch_ns += e.time.launch_ns * n;
+    s.tensor_pipe_active += e.tensor_peak_ns * n;
   }
   double step = result.step_ns > 0 ? result.step_ns : 1;
   for (auto* m : {&s.role_share, &s.pipe_share, &s.bound_share}) {
     for (auto& [k, v] : *m) v /= step;
   }
   s.launch_share = launch_ns / step;
+  s.tensor_pipe_active /= step;
   for (const auto& [role, share] : s.role_share) s.amdahl_if_removed[role] = AmdahlIfRemoved(share);
   std::vector<std::pair<std::string, double>> roles(s.role_share.begin(), s.role_share.end());
   std::stable_sort(roles.begin(), roles.end(),
@@ -113,6 +115,7 @@ std::string SummaryJson(const std::vector<ModelSummary>& summaries,
     out += fmt::format("{}\"flops_per_step_per_rank\": {},\n", in, Num(s.flops_per_step));
     out += fmt::format("{}\"launches_per_step\": {},\n", in, s.launches_per_step);
     out += fmt::format("{}\"launch_share\": {},\n", in, Num(s.launch_share));
+    out += fmt::format("{}\"tensor_pipe_active\": {},\n", in, Num(s.tensor_pipe_active));
     out += fmt::format("{}\"role_share\": {},\n", in, Map(s.role_share, in));
     out += fmt::format("{}\"role_bytes_per_rank\": {},\n", in, Map(s.role_bytes, in));
     out += fmt::format("{}\"pipe_share\": {},\n", in, Map(s.pipe_share, in));

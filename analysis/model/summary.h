@@ -38,6 +38,10 @@ struct ModelSummary {
   std::map<std::string, double> pipe_share;    // "simt", "tensor", "comm", ...
   std::map<std::string, double> bound_share;   // "memory", "simt", "tensor", "comm", "launch"
   double launch_share = 0;                     // launch overhead / step
+  // Fraction of the step the tensor pipe would be busy at its datasheet peak doing the
+  // step's (padded) tensor FLOPs: the model's counterpart of a measured tensor-pipe
+  // utilisation such as the story's "under 1%" (not the time share of tensor kernels).
+  double tensor_pipe_active = 0;
   // Amdahl: speedup if the role vanished, 1 / (1 - share).
   std::map<std::string, double> amdahl_if_removed;
   // Top two roles together (the story's "77% in two kernels").

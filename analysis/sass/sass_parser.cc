@@ -48,6 +48,42 @@ std::string_view Trim(std::string_view s) {
   return s;
 }
 
+// Instructions of the kernel being parsed, for the main-loop search.
+struct Inst {
+  uint64_t addr;
+  bool ffma;
+  int64_t branch_to;  // backward or forward BRA target; -1 when not a branch
+};
+
+// The innermost loops that hold FFMA: [target, branch] ranges of backward branches with
+// FFMA that contain no other such range; their instructions and FFMA are summed.
+void FindMainLoop(const std::vector<Inst>& insts, SassKernelStats& k) {
+  struct Loop {
+    uint64_t begin, end, n = 0, ffma = 0;
+  };
+  std::vector<Loop> loops;
+  for (const Inst& b : insts) {
+    if (b.branch_to < 0 || static_cast<uint64_t>(b.branch_to) >= b.addr) continue;
+    Loop l{static_cast<uint64_t>(b.branch_to), b.addr};
+    for (const Inst& i : insts) {
+      if (i.addr < l.begin || i.addr > l.end) continue;
+      ++l.n;
+      l.ffma += i.ffma;
+    }
+    if (l.ffma > 0) loops.push_back(l);
+  }
+  for (const Loop& l : loops) {
+    bool inner = true;
+    for (const Loop& o : loops) {
+      const bool inside = o.begin >= l.begin && o.end <= l.end && (o.begin != l.begin || o.end != l.end);
+      if (inside) inner = false;
+    }
+    if (!inner) continue;
+    k.fma_loop_instructions += l.n;
+    k.fma_loop_ffma += l.ffma;
+  }
+}
+
 void Finish(SassKernelStats& k) {
   if (k.tensor_mma > 0) {
     k.pipe_class = "tensor";
@@ -82,6 +118,7 @@ absl::StatusOr<std::vector<SassKernelStats>> ParseSass(std::string_view text) {
   std::vector<SassKernelStats> out;
   std::string arch;
   SassKernelStats* cur = nullptr;
+  std::vector<Inst> insts;
   size_t pos = 0;
   while (pos < text.size()) {
     size_t eol = text.find('\n', pos);
@@ -100,7 +137,11 @@ absl::StatusOr<std::vector<SassKernelStats>> ParseSass(std::string_view text) {
     if (line.substr(0, 8) == "Function") {
       size_t colon = line.find(':');
       if (colon == std::string_view::npos) continue;
-      if (cur) Finish(*cur);
+      if (cur) {
+        FindMainLoop(insts, *cur);
+        Finish(*cur);
+      }
+      insts.clear();
       out.emplace_back();
       cur = &out.back();
       cur->name = std::string(Trim(line.substr(colon + 1)));
@@ -130,6 +171,16 @@ absl::StatusOr<std::vector<SassKernelStats>> ParseSass(std::string_view text) {
     size_t semi = rest.find(';');
     std::string_view full = rest.substr(0, semi == std::string_view::npos ? rest.size() : semi);
     ++cur->instructions;
+    Inst inst{std::strtoull(std::string(line.substr(2, close - 2)).c_str(), nullptr, 16),
+              op == "FFMA", -1};
+    if (op == "BRA") {
+      size_t hex = full.find("0x");
+      if (hex != std::string_view::npos) {
+        inst.branch_to = static_cast<int64_t>(
+            std::strtoull(std::string(full.substr(hex + 2)).c_str(), nullptr, 16));
+      }
+    }
+    insts.push_back(inst);
     switch (KindOf(op, full)) {
       case Kind::kTensor:
         ++cur->tensor_mma;
@@ -142,7 +193,10 @@ absl::StatusOr<std::vector<SassKernelStats>> ParseSass(std::string_view text) {
       case Kind::kOther: break;
     }
   }
-  if (cur) Finish(*cur);
+  if (cur) {
+    FindMainLoop(insts, *cur);
+    Finish(*cur);
+  }
   if (out.empty()) {
     return absl::InvalidArgumentError(
         "not a SASS listing: no \"Function :\" line (expected cuobjdump --dump-sass output)");

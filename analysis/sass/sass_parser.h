@@ -40,6 +40,13 @@ struct SassKernelStats {
   std::map<std::string, uint64_t> mma_opcodes;  // "HMMA" -> 24, "UTCQMMA" -> 4
   std::string pipe_class;      // "tensor", "simt", "other"
   std::string detail;          // "HMMA 24, FFMA 310, IMAD 95"
+  // The innermost FMA loops: loops closed by a backward branch ("@!P0 BRA 0xb80" at a
+  // later address) that hold FFMA and no other such loop, their instructions and FFMA
+  // summed (one iteration each, static). instructions / FFMA is what the model's SIMT issue
+  // term uses as issue slots per FMA (analysis/model): a lower bound on the real cost, as
+  // it leaves out work outside those loops. 0 when the kernel has no such loop.
+  uint64_t fma_loop_instructions = 0;
+  uint64_t fma_loop_ffma = 0;
 };
 
 // Parses cuobjdump/nvdisasm SASS text. Kernels appear in input order. InvalidArgument

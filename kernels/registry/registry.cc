@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "kernels/registry/entries.h"
+#include "kernels/registry/launch_shapes.h"
 
 namespace qprof::kernels {
 
@@ -22,6 +23,7 @@ const KernelRegistry& KernelRegistry::Global() {
     RegisterMoeKernels(*r);
     RegisterMlaKernels(*r);
     RegisterCommonKernels(*r);
+    AttachLaunchShapes(*r);
     return r;
   }();
   return *registry;
@@ -35,6 +37,13 @@ void KernelRegistry::Register(KernelInfo info) {
     return;
   }
   kernels_.push_back(std::move(info));
+}
+
+void KernelRegistry::SetLaunch(std::string_view id,
+                               std::function<proto::LaunchShape(const KernelShape&)> fn) {
+  for (KernelInfo& k : kernels_) {
+    if (k.id == id) k.launch = fn;
+  }
 }
 
 const KernelInfo* KernelRegistry::Find(std::string_view id) const {

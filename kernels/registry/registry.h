@@ -23,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "proto/plan.pb.h"
 #include "proto/trace.pb.h"
 
 namespace qprof::kernels {
@@ -78,6 +79,9 @@ struct KernelInfo {
   WorkFn work;
   // The CUDA kernels one call launches (empty without a CUDA implementation).
   std::vector<CudaLaunch> cuda_launches;
+  // How one launch of `shape` runs on a GPU (grid, block, loads in flight per thread), for
+  // the model's latency and issue terms; empty when not stated (launch_shapes.h).
+  std::function<proto::LaunchShape(const KernelShape&)> launch;
 };
 
 class KernelRegistry {
@@ -86,6 +90,8 @@ class KernelRegistry {
   static const KernelRegistry& Global();
 
   void Register(KernelInfo info);  // id must be unique (checked)
+  // Sets KernelInfo::launch of the entry `id` (launch_shapes.cc); ignored if absent.
+  void SetLaunch(std::string_view id, std::function<proto::LaunchShape(const KernelShape&)> fn);
   const KernelInfo* Find(std::string_view id) const;
   // The variant whose cuda_kernel_name is a prefix of `demangled_name`, or nullptr.
   const KernelInfo* FindByCudaName(std::string_view demangled_name) const;

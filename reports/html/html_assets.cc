@@ -64,6 +64,11 @@ tr.gone td { background:#fdf3e3; } tr.new td { background:#e6f5ef; }
 .b-sass { background:#e8eaf6; border-color:#9fa8da; color:#283593; }
 .b-registry { background:#e0f2f1; border-color:#80cbc4; color:#00564e; }
 .b-name_rule { background:#f1f1f1; border-color:#c4c4c4; color:#333; }
+.b-launch_context { background:#fdf0e6; border-color:#e3ad85; color:#6a3210; }
+details.rolek summary { cursor:pointer; }
+details.rolek ol { margin:4px 0 2px; padding-left:18px; font-size:12px; }
+details.rolek li { margin:2px 0; overflow-wrap:anywhere; }
+.lflag { font-weight:600; color:#8a3b00; }
 .b-none { background:#f3f4f6; border-color:#d0d4da; color:#444; }
 .b-unknown { background:#fde8e8; border-color:#e5a3a3; color:#7d1d1d; }
 .controls { display:flex; flex-wrap:wrap; gap:8px; align-items:center; margin:6px 0 8px; }

@@ -8,6 +8,7 @@
 #include "reports/common/format.h"
 #include "reports/html/html_report.h"
 #include "reports/html/html_util.h"
+#include "reports/html/launch_sections.h"
 #include "reports/html/profile_sections.h"
 #include "reports/html/svg_charts.h"
 
@@ -149,6 +150,7 @@ std::string RenderProfileHtml(const proto::Profile& profile, const HtmlOptions& 
   body += SplitSection(profile);
   body += html::BottleneckSection(profile);
   body += html::RankSection(profile);
+  body += html::LatencySection(profile);
   body += TimelineSection(profile);
   body += html::CeilingsSection(profile);
   body += html::WarningsSection(profile);

@@ -5,6 +5,7 @@
 #include "fmt/format.h"
 #include "reports/common/format.h"
 #include "reports/html/html_util.h"
+#include "reports/html/launch_sections.h"
 
 namespace qprof::reports::html {
 namespace {
@@ -13,6 +14,7 @@ std::string EvidenceCell(const std::string& evidence, const std::string& detail)
   const std::string e = evidence.empty() ? "unknown" : evidence;
   static const char* kWords[][2] = {{"measured", "measured"},  {"sass", "static SASS"},
                                     {"registry", "registry"},  {"name_rule", "name rule"},
+                                    {"launch_context", "launch context"},
                                     {"modelled", "modelled"},  {"unknown", "unknown"}};
   std::string word = e;
   for (const auto& w : kWords)
@@ -62,23 +64,28 @@ std::string BottleneckSection(const proto::Profile& p, const std::string& id_pre
   // Roles.
   out += fmt::format(
       "<h3>Roles</h3><div class=\"tablewrap\"><table class=\"sortable\" id=\"{}roles\"><thead>"
-      "<tr><th>role</th><th>class</th><th class=\"num\">time</th><th class=\"num\">share</th>"
-      "<th class=\"num\">calls</th><th class=\"num\">if it vanished</th></tr></thead><tbody>",
+      "<tr><th>role <span class=\"small muted\">(open for its kernels)</span></th><th>class"
+      "</th><th class=\"num\">time</th><th class=\"num\">share</th>"
+      "<th class=\"num\">calls</th><th class=\"num\">if it vanished</th><th>role decided by"
+      "</th></tr></thead><tbody>",
       id_prefix);
   for (const auto& r : p.roles()) {
     const double amdahl = r.share() < 1 ? 1.0 / (1.0 - r.share()) : 0;
-    out += fmt::format("<tr data-role=\"{}\" data-time-ns=\"{}\"><td>{}</td><td>{}</td>{}{}{}{}"
-                       "</tr>",
-                       Escape(r.role()), r.time_ns(), Escape(r.role()), ClassPill(r.class_()),
+    out += fmt::format("<tr data-role=\"{}\" data-time-ns=\"{}\">{}<td>{}</td>{}{}{}{}"
+                       "<td class=\"small\">{}</td></tr>",
+                       Escape(r.role()), r.time_ns(), RoleCellWithKernels(p, r),
+                       ClassPill(r.class_()),
                        NumCell(FormatNs(static_cast<double>(r.time_ns())),
                                static_cast<double>(r.time_ns())),
                        ShareCell(r.share(), r.class_()),
                        NumCell(std::to_string(r.calls()), static_cast<double>(r.calls())),
-                       NumCell(amdahl > 0 ? FormatRatio(amdahl) : "inf", amdahl));
+                       NumCell(amdahl > 0 ? FormatRatio(amdahl) : "inf", amdahl),
+                       Escape(RoleEvidenceText(r)));
   }
   out += "</tbody></table></div>";
   // Kernels.
   bool any_tc = false, any_bw = false;
+  const bool any_launch = HasLaunchColumns(p);
   for (const auto& k : p.kernels()) {
     any_tc |= k.has_tensor_pipe_pct();
     any_bw |= k.has_achieved_gbps();
@@ -98,9 +105,9 @@ std::string BottleneckSection(const proto::Profile& p, const std::string& id_pre
       "<div class=\"tablewrap\"><table class=\"sortable\" id=\"{}\"><thead><tr>"
       "<th class=\"num\">#</th><th>kernel</th><th>role</th><th>class</th><th>format</th>"
       "<th class=\"num\">time</th><th class=\"num\">share</th><th class=\"num\">calls</th>"
-      "<th class=\"num\">mean</th>{}{}<th>evidence</th></tr></thead><tbody>",
+      "<th class=\"num\">mean</th>{}{}{}<th>evidence</th></tr></thead><tbody>",
       table_id, any_tc ? "<th class=\"num\">tensor pipe</th>" : "",
-      any_bw ? "<th class=\"num\">achieved</th>" : "");
+      any_bw ? "<th class=\"num\">achieved</th>" : "", any_launch ? LaunchHeaderCells() : "");
   for (int i = 0; i < p.kernels_size(); ++i) {
     const auto& k = p.kernels(i);
     out += fmt::format(
@@ -133,6 +140,7 @@ std::string BottleneckSection(const proto::Profile& p, const std::string& id_pre
                                    : "")
                  : "<td class=\"num muted\" data-sort=\"-1\">-</td>";
     }
+    if (any_launch) out += LaunchCells(k);
     out += EvidenceCell(k.evidence(), k.evidence_detail()) + "</tr>";
   }
   out += "</tbody></table></div>";

@@ -9,6 +9,7 @@
 #include "fmt/format.h"
 #include "reports/common/format.h"
 #include "reports/terminal/table.h"
+#include "reports/terminal/terminal_launch.h"
 #include "reports/terminal/terminal_util.h"
 
 namespace qprof::reports {
@@ -235,6 +236,8 @@ std::string ProfileSummaryText(const proto::Profile& profile, const TerminalOpti
   ProfileHeadline(profile, c);
   ProfileClasses(profile, c);
   ProfileKernels(profile, c);
+  ProfileLaunches(profile, c);
+  ProfileLatency(profile, c);
   ProfileRoles(profile, c);
   ProfileRanks(profile, c);
   ProfileCeilings(profile, c);

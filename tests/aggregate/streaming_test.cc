@@ -54,8 +54,9 @@ void ExpectEqual(const proto::Profile& a, const proto::Profile& b, const std::st
   EXPECT_TRUE(diff.Compare(a, b)) << what << ":\n" << report.substr(0, 4000);
 }
 
-// Streaming a file (records in table or file order, no launch configuration read, nothing
-// held) gives the very Profile that analysing the whole imported trace gives.
+// Streaming a file (records in table or file order, launch stacks resolved as they stream,
+// occupancy per launch configuration, nothing held per launch) gives the very Profile that
+// analysing the whole imported trace gives.
 TEST(Streaming, EveryRealTraceGivesTheSameProfileAsInMemory) {
   std::vector<std::string> files = SharedTraces();
   if (files.empty()) GTEST_SKIP() << "no ../shared/testdata (set QPROF_TESTDATA)";
@@ -211,12 +212,55 @@ TEST(Partials, SixteenFilesAtOnceEqualSixteenPartialsMerged) {
     merged.Merge(std::move(*back));
   }
   ExpectEqual(whole, Finish(merged), "16 partials merged");
+  // The comparison covers the launch statistics, which the partials carry: they are there.
+  EXPECT_GT(whole.launch_summary().launches(), 0u);
+  EXPECT_GT(whole.launch_summary().launches_with_context(), 0u);  // NVTX stacks
+  EXPECT_GT(whole.launch_summary().launches_with_occupancy(), 0u);
+  int with_launch = 0, with_context = 0;
+  for (const auto& k : whole.kernels()) {
+    with_launch += k.launch().launches_with_occupancy() > 0;
+    with_context += !k.launch_context().empty();
+  }
+  EXPECT_GT(with_launch, 0);
+  EXPECT_GT(with_context, 0);
   ASSERT_EQ(whole.ranks_size(), 16);
   EXPECT_NEAR(static_cast<double>(whole.ranks(7).compute_time_ns()) /
                   static_cast<double>(whole.ranks(0).compute_time_ns()),
               1.5, 1e-3);
   std::filesystem::remove_all(dir);
   std::filesystem::remove_all(std::filesystem::path(set.paths[0]).parent_path());
+}
+
+// Launch contexts that split a kernel name by role (the story trace: SGLang stacks) and the
+// source's own occupancy estimates (Kineto args) merge exactly too: two files at once equal
+// their two partials merged, in either order of analysis.
+TEST(Partials, LaunchContextsAndOccupancyMergeTheSameWay) {
+  std::vector<std::string> files = {
+      std::string(QPROF_SOURCE_DIR) + "/tests/analysis/testdata/story_sglang_mxfp4_kineto.json"};
+  for (const std::string& f : SharedTraces()) {
+    if (f.find("h100_qwen") != std::string::npos) files.push_back(f);
+  }
+  auto at_once = IngestFiles(files, {Quiet(), 0});
+  ASSERT_TRUE(at_once.ok()) << at_once.status();
+  const proto::Profile whole = Finish(*at_once);
+  aggregate::ProfileState merged;
+  for (const std::string& f : files) {
+    auto one = IngestFile(f, Quiet());
+    ASSERT_TRUE(one.ok()) << one.status();
+    auto back = aggregate::FromPartial(aggregate::ToPartial(*one), f);
+    ASSERT_TRUE(back.ok()) << back.status();
+    merged.Merge(std::move(*back));
+  }
+  ExpectEqual(whole, Finish(merged), "story + qwen partials merged");
+  bool context_role = false, diagnosed = false;
+  for (const auto& k : whole.kernels()) {
+    context_role |= k.evidence() == "launch_context";
+    diagnosed |= k.has_diagnosis();
+  }
+  EXPECT_TRUE(context_role);
+  EXPECT_TRUE(diagnosed);
+  EXPECT_GT(whole.launch_summary().launches_with_context(), 0u);
+  if (files.size() > 1) EXPECT_GT(whole.launch_summary().reported_compared(), 0u);
 }
 
 // Past the exact limits (a kernel with more launches than the quantiles keep, more steps

@@ -11,13 +11,16 @@ TEST(DeviceSpecs, EveryNumberHasASource) {
     for (const Figure* f : {&d.sm_count, &d.memory_gb, &d.memory_bandwidth_gbps,
                             &d.fp32_simt_tflops, &d.bf16_tensor_tflops, &d.fp8_tensor_tflops,
                             &d.fp4_tensor_tflops, &d.interconnect_gbps,
-                            &d.launch_overhead_us}) {
+                            &d.launch_overhead_us, &d.boost_clock_mhz,
+                            &d.memory_latency_ns}) {
       EXPECT_FALSE(f->source.empty()) << d.name;
     }
     if (d.measured_copy_gbps.value > 0) {
       EXPECT_FALSE(d.measured_copy_gbps.source.empty());
     }
     EXPECT_GT(d.memory_bandwidth_gbps.value, 500) << d.name;
+    EXPECT_GT(d.boost_clock_mhz.value, 1000) << d.name;
+    EXPECT_GT(d.memory_latency_ns.value, 100) << d.name;
     EXPECT_GT(d.bf16_tensor_tflops.value, d.fp32_simt_tflops.value) << d.name;
   }
 }

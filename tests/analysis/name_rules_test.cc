@@ -99,6 +99,12 @@ TEST(NameRules, MemoryAndRoles) {
   Check({"void split_embedding_codegen_forward_unweighted_kernel<float, float, float, long, 2ul>(int)", "simt", "embedding", "fp32"});
 }
 
+TEST(NameRules, FlashInferIsNotAlwaysAttention) {
+  Check({"void flashinfer::norm::FusedAddRMSNormKernel<8u, __nv_bfloat16>(__nv_bfloat16*)", "simt", "norm", "bf16"});
+  Check({"void flashinfer::sampling::TopKTopPSamplingFromProbKernel<1024u>(float*)", "simt", "sampling", "unknown"});
+  Check({"void flashinfer::BatchDecodeWithPagedKVCacheKernel<128u>(float*)", "tensor", "attn.dense", "unknown"});
+}
+
 TEST(NameRules, ShortCutlassNamesMeanNothing) {
   Check({"Kernel2", "", "", "unknown"});
   Check({"device_kernel", "", "", "unknown"});

@@ -95,6 +95,37 @@ TEST(SassParser, RealCuobjdumpFatbinListing) {
   EXPECT_EQ(tensor, 2);
 }
 
+// Innermost FMA loops: an outer loop (0x0040..0x00f0) holding two inner loops; only the
+// inner ones count (instructions 0x0050..0x0080 = 4 with 2 FFMA, 0x00a0..0x00c0 = 3 with
+// 1 FFMA); a loop without FFMA (0x0100..0x0110) does not.
+TEST(SassParser, InnermostFmaLoops) {
+  const char* text = R"(
+	code for sm_90
+		Function : loops
+        /*0000*/                   MOV R1, c[0x0][0x28] ;
+        /*0040*/                   LDG.E R2, [R4.64] ;
+        /*0050*/                   FFMA R3, R2, R2, R3 ;
+        /*0060*/                   FFMA R3, R2, R2, R3 ;
+        /*0070*/                   IADD3 R5, R5, 0x1, RZ ;
+        /*0080*/              @!P0 BRA 0x50 ;
+        /*0090*/                   LDS R6, [R7] ;
+        /*00a0*/                   FFMA R8, R6, R6, R8 ;
+        /*00b0*/                   ISETP.NE.AND P1, PT, R5, RZ, PT ;
+        /*00c0*/               @P1 BRA 0xa0 ;
+        /*00d0*/                   FMUL R9, R8, R3 ;
+        /*00e0*/                   IADD3 R10, R10, 0x1, RZ ;
+        /*00f0*/              @!P2 BRA 0x40 ;
+        /*0100*/                   IADD3 R11, R11, 0x1, RZ ;
+        /*0110*/              @!P3 BRA 0x100 ;
+        /*0120*/                   EXIT ;
+)";
+  auto r = ParseSass(text);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->size(), 1u);
+  EXPECT_EQ((*r)[0].fma_loop_ffma, 3u);
+  EXPECT_EQ((*r)[0].fma_loop_instructions, 7u);
+}
+
 TEST(SassParser, RejectsTextWithoutFunctions) {
   EXPECT_FALSE(ParseSass("").ok());
   EXPECT_FALSE(ParseSass("hello\nworld\n").ok());

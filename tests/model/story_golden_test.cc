@@ -65,7 +65,11 @@ TEST(StoryGolden, StoryInvariants) {
   EXPECT_GT(slot.role_bytes.at("moe.experts"), w4a16.role_bytes.at("moe.experts"));
   EXPECT_DOUBLE_EQ(w4a16.role_bytes.at("moe.experts"), fp4.role_bytes.at("moe.experts"));
   EXPECT_GT(w4a16.tokens_per_s, slot.tokens_per_s);
-  EXPECT_GE(fp4.tokens_per_s, w4a16.tokens_per_s);
+  EXPECT_GT(fp4.tokens_per_s, slot.tokens_per_s);
+  // The native FP4 MMA removes the W4A16 path's in-register dequantisation, so it never
+  // has more SIMT time; its tokens/s may still trail W4A16's, because its loads in flight
+  // per thread (registry launch shape: 64 B vs 128 B) make its MoE latency-bound sooner.
+  EXPECT_LE(fp4.pipe_share.at("simt"), w4a16.pipe_share.at("simt"));
   EXPECT_GT(slot.pipe_share.at("simt"), w4a16.pipe_share.at("simt"));
   double moe = slot.role_share.at("moe.experts");
   EXPECT_NEAR(slot.amdahl_if_removed.at("moe.experts"), 1 / (1 - moe), 1e-12);

@@ -72,9 +72,10 @@ TEST(Published, ComparesOnlyMatchingRuns) {
   s.role_bytes = {{"moe.experts", 6e9}};
   std::vector<std::string> notes = ComparisonNotes(s);
   // story (two readings, each with an implied-bandwidth note), SGLang MXFP4, FP8 aside,
-  // then four "why" notes.
-  ASSERT_EQ(notes.size(), 10u);
-  for (size_t i = 6; i < 10; ++i) EXPECT_EQ(notes[i].rfind("why: ", 0), 0u) << notes[i];
+  // then five "why" notes (slot-GEMV, sparse MLA, tensor-pipe utilisation, serving stack,
+  // FP8).
+  ASSERT_EQ(notes.size(), 11u);
+  for (size_t i = 6; i < 11; ++i) EXPECT_EQ(notes[i].rfind("why: ", 0), 0u) << notes[i];
   EXPECT_NE(notes[0].find("20.4x the published aggregate 23.0"), std::string::npos) << notes[0];
   // Aggregate reading: step = 16 / 23 s = 695.7 ms; MoE 39% = 271.3 ms; 6 GB in it.
   EXPECT_NE(notes[1].find("22 GB/s"), std::string::npos) << notes[1];

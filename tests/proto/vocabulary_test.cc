@@ -9,7 +9,8 @@ namespace {
 TEST(Vocabulary, EvidenceRanksFollowDesignOrder) {
   EXPECT_GT(evidence::Rank(evidence::kMeasured), evidence::Rank(evidence::kSass));
   EXPECT_GT(evidence::Rank(evidence::kSass), evidence::Rank(evidence::kRegistry));
-  EXPECT_GT(evidence::Rank(evidence::kRegistry), evidence::Rank(evidence::kNameRule));
+  EXPECT_GT(evidence::Rank(evidence::kRegistry), evidence::Rank(evidence::kLaunchContext));
+  EXPECT_GT(evidence::Rank(evidence::kLaunchContext), evidence::Rank(evidence::kNameRule));
   EXPECT_GT(evidence::Rank(evidence::kNameRule), evidence::Rank(evidence::kUnknown));
   EXPECT_EQ(evidence::Rank("nonsense"), 0);
 }

@@ -13,7 +13,12 @@
 //                      provenance; a .qtrace's whole header; devices when the format lists
 //                      them up front);
 //   Activity(a) and Range(r), any number, interleaved, in any time order (a sink must not
-//                      assume records sorted by time); `a`'s nvtx_path is already resolved;
+//                      assume records sorted by time); `a`'s nvtx_path and launch_context
+//                      are already resolved;
+//   LaunchContexts(t)  before the first Activity whose launch_context.stack is in neither
+//                      Begin's header nor an earlier call: the trace's frame and stack
+//                      tables so far (TraceHeader.launch_context_stats; they only grow), so
+//                      a sink can read a launch's stack as it comes;
 //   End(header, ...)   once, last: the final header (devices seen, run info, collector
 //                      statistics and warnings) and whether the input ended early.
 // Reset() may come between Begin and End: the importer starts over (it found its fast path
@@ -37,6 +42,8 @@ class TraceSink {
   // may take its contents (swap them out) instead of copying them.
   virtual void TakeActivity(proto::Activity* activity) { Activity(*activity); }
   virtual void Range(const proto::NvtxRange& range) = 0;
+  // See the contract above; TraceBuilder takes the tables from End's header.
+  virtual void LaunchContexts(const proto::LaunchContextStats& tables) {}
   // `truncation_detail` says where the input was cut (with a byte offset or row when known).
   virtual void End(const proto::TraceHeader& header, bool truncated,
                    const std::string& truncation_detail) = 0;

@@ -47,6 +47,8 @@ KinetoEventKind KindOfCategory(std::string_view cat) {
     return KinetoEventKind::kRuntime;
   }
   if (Eq(cat, "user_annotation")) return KinetoEventKind::kUserAnnotation;
+  if (Eq(cat, "cpu_op") || Eq(cat, "operator")) return KinetoEventKind::kCpuOp;
+  if (Eq(cat, "python_function")) return KinetoEventKind::kPythonFunction;
   if (Eq(cat, "gpu_user_annotation")) return KinetoEventKind::kGpuUserAnnotation;
   if (Eq(cat, "cuda_profiler_range")) return KinetoEventKind::kProfilerRange;
   return KinetoEventKind::kIgnored;
@@ -99,6 +101,8 @@ simdjson::error_code KinetoEventDecoder::Decode(od::object& obj, KinetoEvent* e)
   for (int i = 0; i < 3; ++i) e->grid[i] = e->block[i] = 0;
   e->registers = e->shared_memory = 0;
   e->bytes = 0;
+  e->has_reported_occupancy = false;
+  e->reported_occupancy_pct = 0;
   e->extra_args.clear();
   e->metrics.clear();
   e->text_ids.clear();
@@ -143,9 +147,9 @@ simdjson::error_code KinetoEventDecoder::Decode(od::object& obj, KinetoEvent* e)
       }
     } else if (key == "args") {
       if (have_cat && (e->kind == KinetoEventKind::kUserAnnotation ||
-                       e->kind == KinetoEventKind::kGpuUserAnnotation)) {
-        // Annotations need nothing from args, except the GPU ones' device/stream.
-        if (e->kind == KinetoEventKind::kUserAnnotation) continue;
+                       e->kind == KinetoEventKind::kCpuOp ||
+                       e->kind == KinetoEventKind::kPythonFunction)) {
+        continue;  // CPU frames need nothing from args (GPU annotations need device/stream)
       }
       od::object args;
       if (field.value().get_object().get(args) != simdjson::SUCCESS) continue;
@@ -207,6 +211,11 @@ simdjson::error_code KinetoEventDecoder::DecodeArgs(od::object& args, KinetoEven
       e->shared_memory = static_cast<uint32_t>(ParseUint(tok).value_or(0));
     } else if (key == "bytes") {
       e->bytes = ParseUint(tok).value_or(0);
+    } else if (key == "est. achieved occupancy %" && e->kind == KinetoEventKind::kKernel) {
+      if (auto d = ParseDouble(tok)) {
+        e->reported_occupancy_pct = *d;
+        e->has_reported_occupancy = true;
+      }
     } else if (e->kind == KinetoEventKind::kKernel && !IsIgnoredArg(key)) {
       // Collective args of NCCL kernels and the like, verbatim.
       e->extra_args.emplace_back(Utf8Clean(key), Unquote(tok));

@@ -23,6 +23,8 @@ enum class KinetoEventKind {
   kMemset,
   kRuntime,            // cuda_runtime / cuda_driver / Runtime: a launch call on a CPU thread
   kUserAnnotation,     // CPU range (record_function)
+  kCpuOp,              // cpu_op: a framework operator on a CPU thread (launch context)
+  kPythonFunction,     // python_function: a Python frame (with_stack; launch context)
   kGpuUserAnnotation,  // GPU range on a stream
   kProfilerRange,      // cuda_profiler_range: counters of one kernel
 };
@@ -44,6 +46,8 @@ struct KinetoEvent {
   uint32_t registers = 0;
   uint32_t shared_memory = 0;
   uint64_t bytes = 0;
+  bool has_reported_occupancy = false;
+  double reported_occupancy_pct = 0;  // kernels: "est. achieved occupancy %"
   std::vector<std::pair<std::string, std::string>> extra_args;  // kernels: unknown scalar args
   std::vector<std::pair<std::string, double>> metrics;          // profiler ranges
   // pid/tid given as text with no trailing number (or as numbers that do not fit): the text,

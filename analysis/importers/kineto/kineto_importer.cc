@@ -154,6 +154,17 @@ void KinetoReader::ReadDeviceProperties(od::document& doc) {
       else if (k == "computeMinor") d.set_cc_minor(static_cast<uint32_t>(n));
       else if (k == "numSms") d.set_sm_count(static_cast<uint32_t>(n));
       else if (k == "totalGlobalMem") d.set_memory_bytes(n);
+      else if (k == "maxThreadsPerBlock") d.set_max_threads_per_block(static_cast<uint32_t>(n));
+      else if (k == "maxThreadsPerMultiprocessor") d.set_max_threads_per_sm(static_cast<uint32_t>(n));
+      else if (k == "regsPerBlock") d.set_regs_per_block(static_cast<uint32_t>(n));
+      else if (k == "regsPerMultiprocessor") d.set_regs_per_sm(static_cast<uint32_t>(n));
+      else if (k == "warpSize") d.set_warp_size(static_cast<uint32_t>(n));
+      else if (k == "sharedMemPerBlock") d.set_shared_mem_per_block(n);
+      else if (k == "sharedMemPerMultiprocessor") d.set_shared_mem_per_sm(n);
+      else if (k == "sharedMemPerBlockOptin") d.set_shared_mem_per_block_optin(n);
+    }
+    if (d.max_threads_per_sm() > 0 || d.regs_per_sm() > 0 || d.shared_mem_per_sm() > 0) {
+      d.set_limits_source("Kineto deviceProperties");
     }
     if (d.cc_major() > 0) d.set_arch(absl::StrCat("sm_", d.cc_major(), d.cc_minor()));
     if (d.name().empty()) d.set_name("unknown");
@@ -262,13 +273,22 @@ void KinetoReader::Commit(KinetoEvent& e) {
     }
     case KinetoEventKind::kRuntime:
       if (e.has_correlation && e.has_ts) {
-        pending_.AddLaunch(e.correlation, {e.pid_num, e.tid_num}, e.ts_ns);
+        pending_.AddLaunch(e.correlation, {e.pid_num, e.tid_num}, e.ts_ns, e.name);
       }
       return;
     case KinetoEventKind::kUserAnnotation:
       if (e.has_ts) {
         int64_t end = e.has_dur && e.dur_ns >= 0 ? e.ts_ns + e.dur_ns : RangeIndex::kOpenEnd;
         pending_.AddCpuRange({e.pid_num, e.tid_num}, e.ts_ns, end, e.name);
+      }
+      return;
+    case KinetoEventKind::kCpuOp:
+    case KinetoEventKind::kPythonFunction:
+      if (e.has_ts) {
+        int64_t end = e.has_dur && e.dur_ns >= 0 ? e.ts_ns + e.dur_ns
+                                                 : LaunchContextBuilder::kOpenEnd;
+        pending_.AddCpuFrame({e.pid_num, e.tid_num}, e.ts_ns, end, e.name,
+                             e.kind == KinetoEventKind::kCpuOp ? "cpu_op" : "python_function");
       }
       return;
     case KinetoEventKind::kGpuUserAnnotation:

@@ -41,6 +41,8 @@ void PendingTrace::AddGpu(KinetoEvent& e) {
   p.registers = e.registers;
   p.shared_memory = e.shared_memory;
   p.bytes = e.bytes;
+  p.has_reported_occupancy = e.has_reported_occupancy;
+  p.reported_occupancy_pct = e.reported_occupancy_pct;
   if (!e.extra_args.empty()) {
     p.args = static_cast<int32_t>(args_.size());
     args_.push_back(std::move(e.extra_args));
@@ -48,18 +50,29 @@ void PendingTrace::AddGpu(KinetoEvent& e) {
   gpu_.push_back(p);
 }
 
-void PendingTrace::AddLaunch(uint64_t correlation, ThreadKey thread, int64_t ts_ns) {
-  runtime_.push_back({correlation, thread, ts_ns});
+void PendingTrace::AddLaunch(uint64_t correlation, ThreadKey thread, int64_t ts_ns,
+                             const std::string& api) {
+  auto [it, inserted] = api_ids_.try_emplace(api, static_cast<uint32_t>(api_names_.size()));
+  if (inserted) api_names_.push_back(api);
+  runtime_.push_back({correlation, thread, ts_ns, it->second});
 }
 
 void PendingTrace::AddCpuRange(ThreadKey thread, int64_t start, int64_t end,
                                const std::string& name) {
   cpu_ranges_.AddRange(thread, start, end, name);
+  cpu_contexts_.AddFrame(thread, start, end == RangeIndex::kOpenEnd ? LaunchContextBuilder::kOpenEnd : end,
+                         name, "user_annotation");
+}
+
+void PendingTrace::AddCpuFrame(ThreadKey thread, int64_t start, int64_t end,
+                               const std::string& name, const char* kind) {
+  cpu_contexts_.AddFrame(thread, start, end, name, kind);
 }
 
 void PendingTrace::AddGpuRange(ThreadKey stream, int64_t start, int64_t end,
                                const std::string& name) {
   gpu_ranges_.AddRange(stream, start, end, name);
+  gpu_contexts_.AddFrame(stream, start, end, name, "gpu_user_annotation");
   ++gpu_range_count_;
 }
 
@@ -68,24 +81,52 @@ void PendingTrace::AddProfilerRange(KinetoEvent& e) {
 }
 
 // Launch context: GPU event -> its launch call (same correlation) -> thread and time -> the
-// annotation path open there; kernels with no such path take the GPU annotation open on
-// their stream.
-void PendingTrace::JoinLaunches() {
+// annotation path open there and the stack of frames enclosing the call; kernels with no
+// such path (stack) take the GPU annotations open on their stream.
+void PendingTrace::JoinLaunches(proto::LaunchContextStats* stats) {
   std::sort(runtime_.begin(), runtime_.end(),
             [](const Runtime& a, const Runtime& b) { return a.correlation < b.correlation; });
+  LaunchStackTable table(stats);
+  proto::LaunchContext ctx;
+  uint64_t kernels = 0, no_correlation = 0, no_launch_record = 0;
   for (PendingGpu& p : gpu_) {
-    if (!p.has_correlation) continue;
+    const bool kernel = p.kind == proto::ACTIVITY_KIND_KERNEL;
+    kernels += kernel;
+    if (!p.has_correlation) {
+      no_correlation += kernel;
+      continue;
+    }
     auto it = std::lower_bound(runtime_.begin(), runtime_.end(), p.correlation,
                                [](const Runtime& r, uint64_t c) { return r.correlation < c; });
-    if (it == runtime_.end() || it->correlation != p.correlation) continue;
+    if (it == runtime_.end() || it->correlation != p.correlation) {
+      no_launch_record += kernel;
+      continue;
+    }
     p.launch = static_cast<int32_t>(it - runtime_.begin());
     p.path = cpu_ranges_.PathAt(it->thread, it->ts_ns);
+    ctx.Clear();
+    cpu_contexts_.ContextAt(it->thread, it->ts_ns, api_names_[it->api], kernel, &table, &ctx);
+    p.stack = ctx.stack();
+    p.graph_launch = ctx.graph_launch();
   }
-  if (gpu_range_count_ == 0) return;
-  for (PendingGpu& p : gpu_) {
-    if (p.kind != proto::ACTIVITY_KIND_KERNEL || p.path != nullptr) continue;
-    p.path = gpu_ranges_.PathAt({p.device, p.stream}, p.start);
+  if (gpu_range_count_ > 0) {
+    for (PendingGpu& p : gpu_) {
+      if (p.kind != proto::ACTIVITY_KIND_KERNEL) continue;
+      // GPU-side annotations stand in where the CPU side gave no frame.
+      if (p.stack == 0) {
+        ctx.Clear();
+        gpu_contexts_.ContextAt({p.device, p.stream}, p.start, "", true, &table, &ctx);
+        p.stack = ctx.stack();
+      }
+      if (p.path == nullptr) p.path = gpu_ranges_.PathAt({p.device, p.stream}, p.start);
+    }
   }
+  stats->set_kernels(kernels);
+  stats->set_no_correlation(no_correlation);
+  stats->set_no_launch_record(no_launch_record);
+  stats->set_method("Kineto: cpu_op / python_function / user_annotation events enclosing the "
+                    "cuda_runtime or cuda_driver launch with the kernel's correlation id, on its "
+                    "thread; gpu_user_annotation where the CPU side is missing");
 }
 
 // cuda_profiler_range events carry the counters of one kernel launch each; the i-th range
@@ -194,6 +235,18 @@ void PendingTrace::FillActivity(const PendingGpu& p, int64_t base_ns, proto::Act
     a->set_tid(r.thread.tid);
   }
   if (p.path != nullptr) a->set_nvtx_path(*p.path);
+  if (p.launch >= 0 || p.stack != 0) {
+    proto::LaunchContext* ctx = a->mutable_launch_context();
+    ctx->set_stack(p.stack);
+    if (p.launch >= 0) {
+      const std::string& api = api_names_[runtime_[static_cast<size_t>(p.launch)].api];
+      if (!api.empty()) ctx->set_launch_api(api);
+    }
+    ctx->set_graph_launch(p.graph_launch);
+  }
+  if (p.has_reported_occupancy) {
+    a->mutable_occupancy()->set_reported_est_occupancy_pct(p.reported_occupancy_pct);
+  }
   if (p.metrics >= 0) {
     proto::KernelMetrics* m = a->mutable_metrics();
     m->set_source("kineto counters: cuda_profiler_range");
@@ -203,7 +256,8 @@ void PendingTrace::FillActivity(const PendingGpu& p, int64_t base_ns, proto::Act
   }
 }
 
-// Ranges, then the activities in (start, device, stream) order, as ImportFile documents.
+// Ranges, then the activities in (start, device, stream) order, as ImportFile documents;
+// the launch-context tables before the first activity.
 void PendingTrace::Emit(int64_t base_ns, proto::TraceHeader* header, TraceSink* sink) {
   auto shifted = [base_ns, sink](const proto::NvtxRange& r) {
     if (base_ns == 0) return sink->Range(r);
@@ -214,9 +268,10 @@ void PendingTrace::Emit(int64_t base_ns, proto::TraceHeader* header, TraceSink* 
   };
   cpu_ranges_.Build(shifted);
   gpu_ranges_.Build(shifted);
-  JoinLaunches();
+  JoinLaunches(header->mutable_launch_context_stats());
   AttachProfilerRanges(header->mutable_collector());
   DescribeDevices(header);
+  sink->LaunchContexts(header->launch_context_stats());
   std::vector<uint32_t> order(gpu_.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [this](uint32_t x, uint32_t y) {

@@ -7,10 +7,13 @@
 // out at the end, in (start, device, stream) order:
 //   JoinLaunches          launch context: event -> launch call -> thread and time -> the
 //                         user_annotation path open there (else the GPU annotation on its
-//                         stream), as a separate step for launch-context additions;
+//                         stream), and the stack of cpu_op / python_function /
+//                         user_annotation frames enclosing the call (else the GPU
+//                         annotations on its stream), interned once per trace
+//                         (common/launch_context.h) into the header's launch_context_stats;
 //   AttachProfilerRanges  the i-th cuda_profiler_range named N -> the i-th kernel named N;
 //   DescribeDevices       the devices the events used;
-//   Emit                  ranges, then activities, to the sink.
+//   Emit                  ranges, the launch-context tables, then activities, to the sink.
 #ifndef QPROF_ANALYSIS_IMPORTERS_KINETO_KINETO_PENDING_H_
 #define QPROF_ANALYSIS_IMPORTERS_KINETO_KINETO_PENDING_H_
 
@@ -22,6 +25,7 @@
 #include <vector>
 
 #include "analysis/importers/common/import_util.h"
+#include "analysis/importers/common/launch_context.h"
 #include "analysis/importers/common/trace_sink.h"
 #include "analysis/importers/kineto/kineto_event.h"
 #include "proto/trace.pb.h"
@@ -32,14 +36,20 @@ class PendingTrace {
  public:
   // A kernel, memcpy or memset event with valid times (may move from `e`).
   void AddGpu(KinetoEvent& e);
-  void AddLaunch(uint64_t correlation, ThreadKey thread, int64_t ts_ns);
+  // `api`: the launch call's name ("cudaLaunchKernel", "cudaGraphLaunch").
+  void AddLaunch(uint64_t correlation, ThreadKey thread, int64_t ts_ns, const std::string& api);
+  // A user_annotation range: a path component and a launch-context frame.
   void AddCpuRange(ThreadKey thread, int64_t start, int64_t end, const std::string& name);
+  // A cpu_op or python_function event: a launch-context frame (`kind`).
+  void AddCpuFrame(ThreadKey thread, int64_t start, int64_t end, const std::string& name,
+                   const char* kind);
   void AddGpuRange(ThreadKey stream, int64_t start, int64_t end, const std::string& name);
   void AddProfilerRange(KinetoEvent& e);
   size_t size() const { return gpu_.size(); }
 
   // Resolves everything and hands it to `sink`, times shifted by `base_ns`; keeps the
-  // devices used in `header` and adds the counter-join statistics to its collector.
+  // devices used in `header`, adds the counter-join statistics to its collector and the
+  // launch contexts to its launch_context_stats.
   void Emit(int64_t base_ns, proto::TraceHeader* header, TraceSink* sink);
 
  private:
@@ -58,12 +68,17 @@ class PendingTrace {
     int32_t metrics = -1;        // index into profiler_ranges_ (counters joined onto it)
     int32_t launch = -1;         // index into runtime_ (after the join)
     const std::string* path = nullptr;
+    uint32_t stack = 0;          // launch context (index into the header's stacks)
+    bool graph_launch = false;
+    bool has_reported_occupancy = false;
+    double reported_occupancy_pct = 0;  // Kineto's "est. achieved occupancy %"
   };
   
   struct Runtime {
     uint64_t correlation;
     ThreadKey thread;
     int64_t ts_ns;
+    uint32_t api;  // index into api_names_
   };
   
   struct ProfilerRange {
@@ -73,7 +88,7 @@ class PendingTrace {
   };
 
   uint32_t NameIndex(const std::string& name);
-  void JoinLaunches();
+  void JoinLaunches(proto::LaunchContextStats* stats);
   void AttachProfilerRanges(proto::CollectorStats* collector);
   void DescribeDevices(proto::TraceHeader* header) const;
   void FillActivity(const PendingGpu& p, int64_t base_ns, proto::Activity* a) const;
@@ -85,6 +100,10 @@ class PendingTrace {
   std::vector<Runtime> runtime_;
   RangeIndex cpu_ranges_;
   RangeIndex gpu_ranges_;
+  LaunchContextBuilder cpu_contexts_;
+  LaunchContextBuilder gpu_contexts_;
+  std::vector<std::string> api_names_;  // launch calls' names: few distinct values
+  std::unordered_map<std::string, uint32_t> api_ids_;
   size_t gpu_range_count_ = 0;
   std::vector<ProfilerRange> profiler_ranges_;
 };

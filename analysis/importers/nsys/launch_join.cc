@@ -18,7 +18,8 @@ absl::Status RuntimeJoin::Fill() {
       exhausted_ = true;
       break;
     }
-    Entry e{runtime_.Int(1), runtime_.Int(2), rows_++, runtime_.Int(0)};
+    Entry e{runtime_.Int(1), runtime_.Int(2), rows_++, runtime_.Int(0),
+            has_name_ && !runtime_.IsNull(3) ? runtime_.Int(3) : -1};
     Process& p = processes_[PidOf(e.gtid)];  // no pointer cache: Find's must stay valid
     if (e.corr <= p.handed_until) {
       failed_ = true;  // a row behind the window: the tables are too far out of order
@@ -64,12 +65,12 @@ absl::StatusOr<std::optional<RuntimeJoin::Launch>> RuntimeJoin::Find(uint32_t pi
     return std::nullopt;
   }
   if (!p.recent.empty() && p.recent.back().corr == correlation) {  // in order: the usual case
-    return Launch{p.recent.back().gtid, p.recent.back().start};
+    return Launch{p.recent.back().gtid, p.recent.back().start, p.recent.back().name};
   }
   auto it = std::lower_bound(p.recent.begin(), p.recent.end(), correlation,
                              [](const Entry& e, int64_t c) { return e.corr < c; });
   if (it == p.recent.end() || it->corr != correlation) return std::nullopt;
-  return Launch{it->gtid, it->start};
+  return Launch{it->gtid, it->start, it->name};
 }
 
 }  // namespace qprof::importers

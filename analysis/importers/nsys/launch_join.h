@@ -39,12 +39,14 @@ class RuntimeJoin {
   struct Launch {
     int64_t global_tid = 0;
     int64_t start = 0;
+    int64_t name_id = -1;  // StringIds id of the API call's name; -1 when not selected
   };
 
-  // `runtime` selects globalTid, correlationId, start of the runtime table, in table order.
-  // (Tests pass small window and recent sizes.)
-  explicit RuntimeJoin(SqliteStmt runtime, size_t window = kWindow, size_t recent = kRecent)
-      : runtime_(std::move(runtime)), window_(window), recent_(recent) {}
+  // `runtime` selects globalTid, correlationId, start of the runtime table, in table order,
+  // and nameId fourth when `has_name`. (Tests pass small window and recent sizes.)
+  explicit RuntimeJoin(SqliteStmt runtime, size_t window = kWindow, size_t recent = kRecent,
+                       bool has_name = false)
+      : runtime_(std::move(runtime)), window_(window), recent_(recent), has_name_(has_name) {}
   // The launch of (pid, correlation id), or nullopt when the runtime table has none.
   absl::StatusOr<std::optional<Launch>> Find(uint32_t pid, int64_t correlation);
   bool failed() const { return failed_; }
@@ -55,6 +57,7 @@ class RuntimeJoin {
     int64_t start;
     uint64_t row;
     int64_t gtid;
+    int64_t name;
     bool operator<(const Entry& o) const {
       return corr != o.corr ? corr < o.corr : start != o.start ? start < o.start : row < o.row;
     }
@@ -69,6 +72,7 @@ class RuntimeJoin {
 
   SqliteStmt runtime_;
   const size_t window_, recent_;
+  const bool has_name_;
   std::unordered_map<uint32_t, Process> processes_;
   Process* last_process_ = nullptr;
   uint32_t last_pid_ = 0;

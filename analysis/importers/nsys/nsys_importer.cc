@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "analysis/importers/common/import_util.h"
+#include "analysis/importers/common/launch_context.h"
 #include "analysis/importers/nsys/launch_join.h"
 #include "analysis/importers/nsys/sqlite_db.h"
 #include "base/status_macros.h"
@@ -63,7 +64,7 @@ constexpr const char* kColNames[kColCount] = {
 
 struct RowColumns {
   int at[kColCount];  // position in the SELECT, -1 when the table lacks it (reads as 0 / "")
-  int rowid = -1, launch_tid = -1, launch_start = -1;  // the exact join's extra columns
+  int rowid = -1, launch_tid = -1, launch_start = -1, launch_name = -1;  // the exact join's
   int operator[](Col c) const { return at[c]; }
 };
 
@@ -160,7 +161,8 @@ class NsysReader {
   absl::Status ReadActivities(const ActivityTable& table);
   void FillActivity(const SqliteStmt& st, const RowColumns& c, proto::ActivityKind kind,
                     proto::Activity* a);
-  void SetLaunch(int64_t global_tid, int64_t start, proto::Activity* a);
+  void SetLaunch(int64_t global_tid, int64_t start, int64_t api_name_id, proto::Activity* a);
+  const std::string& ApiName(int64_t id);
   void FinishHeader();
 
   SqliteDb* db_;
@@ -173,10 +175,16 @@ class NsysReader {
   Progress progress_{options_.progress, "reading " + path_};
   proto::TraceHeader trace_header_;
   std::unordered_map<int64_t, std::string> strings_;
+  std::unordered_map<int64_t, std::string> api_names_;
   std::unordered_set<uint32_t> described_;
   std::set<uint32_t> seen_devices_;
   RangeIndex ranges_;
+  // Launch contexts: the NVTX push/pop frames per thread and the trace's stack tables.
+  LaunchContextBuilder contexts_;
+  LaunchStackTable stack_table_{trace_header_.mutable_launch_context_stats()};
+  uint64_t context_kernels_ = 0;
   bool can_join_ = false;       // the runtime table has what the join needs
+  bool runtime_has_name_ = false;
   std::vector<std::string> join_warnings_, device_warnings_;
   uint64_t activities_ = 0;
   uint64_t invalid_ = 0;
@@ -215,6 +223,19 @@ absl::Status NsysReader::ReadDevices() {
     // memoryBandwidth is in bytes/s in nsys exports.
     d->set_memory_bandwidth_gbps(static_cast<double>(col("memoryBandwidth")) / 1e9);
     d->set_clock_mhz(static_cast<double>(col("clockRate")) / 1e6);
+    // Occupancy limits (columns of newer exports; absent ones read as 0 = unknown).
+    d->set_max_threads_per_block(static_cast<uint32_t>(col("maxThreadsPerBlock")));
+    d->set_max_warps_per_sm(static_cast<uint32_t>(col("maxWarpsPerSm")));
+    d->set_max_blocks_per_sm(static_cast<uint32_t>(col("maxBlocksPerSm")));
+    d->set_regs_per_block(static_cast<uint32_t>(col("maxRegistersPerBlock")));
+    d->set_regs_per_sm(static_cast<uint32_t>(col("maxRegistersPerSm")));
+    d->set_warp_size(static_cast<uint32_t>(col("threadsPerWarp")));
+    d->set_shared_mem_per_block(static_cast<uint64_t>(col("maxShmemPerBlock")));
+    d->set_shared_mem_per_block_optin(static_cast<uint64_t>(col("maxShmemPerBlockOptin")));
+    d->set_shared_mem_per_sm(static_cast<uint64_t>(col("maxShmemPerSm")));
+    if (d->max_warps_per_sm() > 0 || d->regs_per_sm() > 0) {
+      d->set_limits_source("nsys TARGET_INFO_GPU");
+    }
   }
   return absl::OkStatus();
 }
@@ -224,6 +245,7 @@ absl::Status NsysReader::PrepareJoin() {
   if (!has_runtime) return absl::OkStatus();
   ASSIGN_OR_RETURN(Columns c, db_->TableColumns(kRuntimeTable));
   can_join_ = c.Has("correlationId") && c.Has("globalTid") && c.Has("start");
+  runtime_has_name_ = c.Has("nameId");
   if (!can_join_) {
     join_warnings_.push_back(
         "CUPTI_ACTIVITY_KIND_RUNTIME lacks correlationId/globalTid/start: no NVTX paths");
@@ -261,6 +283,9 @@ absl::Status NsysReader::ReadRanges() {
     int64_t start = st.Int(start_col);
     int64_t stop = (end < 0 || st.IsNull(end)) ? RangeIndex::kOpenEnd : st.Int(end);
     if (type == kNvtxPushPop) {
+      contexts_.AddFrame({PidOf(gtid), TidOf(gtid)}, start,
+                         stop == RangeIndex::kOpenEnd ? LaunchContextBuilder::kOpenEnd : stop, name,
+                         "nvtx");
       ranges_.AddRange({PidOf(gtid), TidOf(gtid)}, start, stop, std::move(name));
     } else {
       r.set_path(name);
@@ -273,6 +298,7 @@ absl::Status NsysReader::ReadRanges() {
     }
   }
   ranges_.Build([this](const proto::NvtxRange& nr) { sink_->Range(nr); });
+  contexts_.Build();
   return status;
 }
 
@@ -327,12 +353,36 @@ void NsysReader::FillActivity(const SqliteStmt& st, const RowColumns& c,
   a->set_dynamic_shared_bytes(u32(kDynamicSmem));
 }
 
-// Launch context: the launching thread, and the NVTX path open on it at the launch call.
-void NsysReader::SetLaunch(int64_t global_tid, int64_t start, proto::Activity* a) {
-  a->set_pid(PidOf(global_tid));
-  a->set_tid(TidOf(global_tid));
-  if (const std::string* path = ranges_.PathAt({PidOf(global_tid), TidOf(global_tid)}, start)) {
-    a->set_nvtx_path(*path);
+// The runtime call's name without the API version nsys appends ("cudaLaunchKernel_v7000");
+// a few distinct ids, each trimmed once.
+const std::string& NsysReader::ApiName(int64_t id) {
+  auto [cached, inserted] = api_names_.try_emplace(id);
+  if (!inserted) return cached->second;
+  auto it = strings_.find(id);
+  if (it == strings_.end()) return cached->second;
+  std::string name = it->second;
+  size_t v = name.rfind("_v");
+  if (v != std::string::npos && v + 2 < name.size() &&
+      name.find_first_not_of("0123456789", v + 2) == std::string::npos) {
+    name.resize(v);
+  }
+  cached->second = std::move(name);
+  return cached->second;
+}
+
+// Launch context: the launching thread, the NVTX path open on it at the launch call, and the
+// stack of NVTX push/pop frames open there (a new stack goes to the sink before the record).
+void NsysReader::SetLaunch(int64_t global_tid, int64_t start, int64_t api_name_id,
+                           proto::Activity* a) {
+  const ThreadKey thread{PidOf(global_tid), TidOf(global_tid)};
+  a->set_pid(thread.pid);
+  a->set_tid(thread.tid);
+  if (const std::string* path = ranges_.PathAt(thread, start)) a->set_nvtx_path(*path);
+  const bool kernel = a->kind() == proto::ACTIVITY_KIND_KERNEL;
+  if (contexts_.ContextAt(thread, start,
+                          api_name_id >= 0 ? std::string_view(ApiName(api_name_id)) : "", kernel,
+                          &stack_table_, a->mutable_launch_context())) {
+    sink_->LaunchContexts(trace_header_.launch_context_stats());
   }
 }
 
@@ -354,7 +404,9 @@ absl::Status NsysReader::ReadActivities(const ActivityTable& table) {
     rc.rowid = kColCount - n;
     rc.launch_tid = rc.rowid + 1;
     rc.launch_start = rc.rowid + 2;
-    sql = absl::StrCat("SELECT ", cols, ", t.rowid, r.globalTid, r.start FROM \"",
+    if (runtime_has_name_) rc.launch_name = rc.rowid + 3;
+    sql = absl::StrCat("SELECT ", cols, ", t.rowid, r.globalTid, r.start",
+                       runtime_has_name_ ? ", r.nameId" : "", " FROM \"",
                        table.name, "\" t LEFT JOIN ", kRuntimeTable,
                        " r ON r.correlationId = t.correlationId AND ((r.globalTid >> 24) & "
                        "16777215) = ", pid, " ORDER BY t.rowid, r.start, r.rowid");
@@ -363,8 +415,9 @@ absl::Status NsysReader::ReadActivities(const ActivityTable& table) {
   std::optional<RuntimeJoin> fast;
   if (join && !exact_join) {
     ASSIGN_OR_RETURN(SqliteStmt rt, db_->Prepare(absl::StrCat(
-                                        "SELECT globalTid, correlationId, start FROM ", kRuntimeTable)));
-    fast.emplace(std::move(rt));
+                                        "SELECT globalTid, correlationId, start",
+                                        runtime_has_name_ ? ", nameId" : "", " FROM ", kRuntimeTable)));
+    fast.emplace(std::move(rt), RuntimeJoin::kWindow, RuntimeJoin::kRecent, runtime_has_name_);
   }
   proto::Activity a;
   int64_t n = 0, last_rowid = 0;
@@ -382,22 +435,34 @@ absl::Status NsysReader::ReadActivities(const ActivityTable& table) {
     a.clear_nvtx_path();
     a.clear_tid();
     a.clear_mangled_name();
+    a.clear_launch_context();
     FillActivity(st, rc, table.kind, &a);
     bool launched = false;
     if (join && exact_join) {
       if (!st.IsNull(rc.launch_tid)) {
-        SetLaunch(st.Int(rc.launch_tid), st.Int(rc.launch_start), &a);
+        SetLaunch(st.Int(rc.launch_tid), st.Int(rc.launch_start),
+                  rc.launch_name >= 0 && !st.IsNull(rc.launch_name) ? st.Int(rc.launch_name) : -1,
+                  &a);
         launched = true;
       }
     } else if (join) {
       ASSIGN_OR_RETURN(auto launch, fast->Find(PidOf(st.Int(rc[kGpid])), st.Int(rc[kCorr])));
       if (fast->failed()) return absl::AbortedError("runtime rows too far out of order");
       if (launch) {
-        SetLaunch(launch->global_tid, launch->start, &a);
+        SetLaunch(launch->global_tid, launch->start, launch->name_id, &a);
         launched = true;
       }
     }
     if (join && !launched && is_kernel) ++unlaunched_;
+    if (is_kernel) {
+      ++context_kernels_;
+      // Kernels of a graph launch carry the graph's ids; the runtime call may be missing.
+      if (a.graph_id() != 0 && !a.launch_context().graph_launch()) {
+        a.mutable_launch_context()->set_graph_launch(true);
+        proto::LaunchContextStats* cs = trace_header_.mutable_launch_context_stats();
+        cs->set_graph_launches(cs->graph_launches() + 1);
+      }
+    }
     ++activities_;
     sink_->TakeActivity(&a);
   }
@@ -412,6 +477,11 @@ void NsysReader::FinishHeader() {
     d->set_kind("gpu");
     d->set_name("unknown");
   }
+  proto::LaunchContextStats* cs = trace_header_.mutable_launch_context_stats();
+  cs->set_method("nsys: NVTX push/pop ranges open on the thread of the CUDA runtime call "
+                 "with the kernel's correlation id");
+  cs->set_kernels(context_kernels_);
+  cs->set_no_launch_record(unlaunched_);
   proto::CollectorStats* c = trace_header_.mutable_collector();
   c->set_records_total(activities_);
   c->set_records_invalid(invalid_);

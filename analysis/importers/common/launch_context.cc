@@ -1,0 +1,211 @@
+#include "analysis/importers/common/launch_context.h"
+
+#include <algorithm>
+
+namespace qprof::importers {
+namespace {
+
+std::string StackKey(const std::vector<uint32_t>& frames, uint32_t dropped) {
+  std::string key(reinterpret_cast<const char*>(frames.data()), frames.size() * sizeof(uint32_t));
+  key += std::to_string(dropped);
+  return key;
+}
+
+}  // namespace
+
+LaunchStackTable::LaunchStackTable(proto::LaunchContextStats* stats) : stats_(stats) {
+  for (int i = 0; i < stats_->frames_size(); ++i) {
+    frames_.emplace(std::make_pair(stats_->frames(i).name(), stats_->frames(i).kind()),
+                    static_cast<uint32_t>(i));
+  }
+  for (int i = 1; i < stats_->stacks_size(); ++i) {
+    const proto::LaunchStack& s = stats_->stacks(i);
+    std::vector<uint32_t> f(s.frames().begin(), s.frames().end());
+    stacks_.emplace(StackKey(f, s.frames_dropped()), static_cast<uint32_t>(i));
+  }
+}
+
+uint32_t LaunchStackTable::Frame(const std::string& name, const std::string& kind) {
+  auto [it, inserted] =
+      frames_.try_emplace(std::make_pair(name, kind), static_cast<uint32_t>(stats_->frames_size()));
+  if (inserted) {
+    proto::LaunchFrame* f = stats_->add_frames();
+    f->set_name(name);
+    f->set_kind(kind);
+  }
+  return it->second;
+}
+
+uint32_t LaunchStackTable::Stack(const std::vector<uint32_t>& frames, uint32_t dropped,
+                                 bool* added) {
+  if (added != nullptr) *added = false;
+  if (frames.empty()) return 0;
+  if (stats_->stacks_size() == 0) stats_->add_stacks();  // stacks[0]: the empty stack
+  auto [it, inserted] =
+      stacks_.try_emplace(StackKey(frames, dropped), static_cast<uint32_t>(stats_->stacks_size()));
+  if (inserted) {
+    proto::LaunchStack* s = stats_->add_stacks();
+    for (uint32_t f : frames) s->add_frames(f);
+    s->set_frames_dropped(dropped);
+    if (added != nullptr) *added = true;
+  }
+  return it->second;
+}
+
+bool LaunchContextBuilder::IsPlumbingFrame(std::string_view name) {
+  if (name.rfind("<built-in method", 0) == 0) return true;
+  if (name.find("torch/nn/modules/module.py(") != std::string_view::npos &&
+      (name.find("_call_impl") != std::string_view::npos)) {
+    return true;  // matches _call_impl and _wrapped_call_impl
+  }
+  return false;
+}
+
+uint32_t LaunchContextBuilder::Intern(std::string_view s) {
+  auto it = ids_.find(s);
+  if (it != ids_.end()) return it->second;
+  uint32_t id = static_cast<uint32_t>(strings_.size());
+  strings_.emplace_back(s);
+  ids_.emplace(std::string_view(strings_.back()), id);
+  return id;
+}
+
+void LaunchContextBuilder::AddFrame(ThreadKey thread, int64_t start, int64_t end,
+                                    std::string_view name, std::string_view kind) {
+  if (kind == "python_function" && IsPlumbingFrame(name)) return;
+  threads_[thread].frames.push_back({start, end, Intern(name), Intern(kind)});
+  ++frame_count_;
+}
+
+void LaunchContextBuilder::Build() {
+  if (built_) return;
+  built_ = true;
+  for (auto& [key, t] : threads_) {
+    // Outer before inner at equal starts (longer first), as in RangeIndex. Stable: frames
+    // with identical intervals nest in the order the source wrote them.
+    std::stable_sort(t.frames.begin(), t.frames.end(), [](const Frame& a, const Frame& b) {
+      if (a.start != b.start) return a.start < b.start;
+      return a.end > b.end;
+    });
+    // Checkpoints: the frames open at each kCheckpoint-th frame's start, so a launch looks
+    // at one checkpoint and at most kCheckpoint frames after it.
+    std::vector<uint32_t> open;
+    for (size_t p = 0; p < t.frames.size(); p += kCheckpoint) {
+      const int64_t at = t.frames[p].start;
+      std::vector<uint32_t> next;
+      for (uint32_t i : open) {
+        if (t.frames[i].end > at) next.push_back(i);
+      }
+      if (p > 0) {
+        for (size_t i = p - kCheckpoint; i < p; ++i) {
+          if (t.frames[i].end > at) next.push_back(static_cast<uint32_t>(i));
+        }
+      }
+      open = std::move(next);
+      t.open.push_back(open);
+    }
+  }
+}
+
+const LaunchContextBuilder::Thread* LaunchContextBuilder::ThreadOf(ThreadKey thread) {
+  if (last_ != nullptr && last_thread_ == thread) return last_;
+  auto it = threads_.find(thread);
+  last_thread_ = thread;
+  last_ = it == threads_.end() ? nullptr : &it->second;
+  return last_;
+}
+
+void LaunchContextBuilder::FramesAt(const Thread& t, int64_t time,
+                                    std::vector<const Frame*>* out) const {
+  out->clear();
+  // Frames starting at the launch time enclose it.
+  const size_t k = static_cast<size_t>(
+      std::upper_bound(t.frames.begin(), t.frames.end(), time,
+                       [](int64_t v, const Frame& f) { return v < f.start; }) -
+      t.frames.begin());
+  if (k == 0) return;
+  const size_t c = (k - 1) / kCheckpoint;
+  for (uint32_t i : t.open[c]) {
+    if (t.frames[i].end > time) out->push_back(&t.frames[i]);
+  }
+  for (size_t i = c * kCheckpoint; i < k; ++i) {
+    if (t.frames[i].end > time) out->push_back(&t.frames[i]);
+  }
+}
+
+bool LaunchContextBuilder::ContextAt(ThreadKey thread, int64_t time, std::string_view api,
+                                     bool kernel, LaunchStackTable* table,
+                                     proto::LaunchContext* ctx) {
+  Build();
+  proto::LaunchContextStats* stats = table->stats();
+  if (!api.empty() && ctx->launch_api().empty()) ctx->set_launch_api(std::string(api));
+  if (api.find("GraphLaunch") != std::string_view::npos && !ctx->graph_launch()) {
+    ctx->set_graph_launch(true);
+    if (kernel) stats->set_graph_launches(stats->graph_launches() + 1);
+  }
+  const Thread* t = ThreadOf(thread);
+  if (t == nullptr) return false;
+  FramesAt(*t, time, &scratch_);
+  if (scratch_.empty()) return false;
+  if (table_for_frames_ != table) {  // frame ids are per table
+    table_frames_.clear();
+    last_frames_.clear();
+    table_for_frames_ = table;
+  }
+  const size_t keep = std::min<size_t>(scratch_.size(), kMaxFrames);
+  const size_t dropped = scratch_.size() - keep;
+  if (scratch_ == last_frames_) {  // consecutive launches mostly share their stack
+    ctx->set_stack(last_stack_);
+    if (kernel) {
+      stats->set_with_context(stats->with_context() + 1);
+      stats->set_frames_dropped(stats->frames_dropped() + dropped);
+    }
+    return false;
+  }
+  last_frames_ = scratch_;
+  return InternStack(dropped, kernel, table, ctx);
+}
+
+bool LaunchContextBuilder::InternStack(size_t dropped, bool kernel, LaunchStackTable* table,
+                                       proto::LaunchContext* ctx) {
+  proto::LaunchContextStats* stats = table->stats();
+  ids_scratch_.clear();
+  for (size_t i = dropped; i < scratch_.size(); ++i) {
+    const Frame& f = *scratch_[i];
+    const uint64_t key = (uint64_t{f.name} << 32) | f.kind;
+    auto it = table_frames_.find(key);
+    if (it == table_frames_.end()) {
+      it = table_frames_.emplace(key, table->Frame(strings_[f.name], strings_[f.kind])).first;
+    }
+    ids_scratch_.push_back(it->second);
+  }
+  bool added = false;
+  last_stack_ = table->Stack(ids_scratch_, static_cast<uint32_t>(dropped), &added);
+  ctx->set_stack(last_stack_);
+  if (kernel) {
+    stats->set_with_context(stats->with_context() + 1);
+    stats->set_frames_dropped(stats->frames_dropped() + dropped);
+  }
+  return added;
+}
+
+void LaunchContextBuilder::AddLaunch(ThreadKey thread, int64_t time, int activity_index,
+                                     std::string_view api) {
+  launches_.push_back({thread, time, activity_index, std::string(api)});
+}
+
+void LaunchContextBuilder::Resolve(proto::Trace* trace, proto::LaunchContextStats* stats,
+                                   bool only_if_empty) {
+  proto::LaunchContextStats scratch;
+  LaunchStackTable table(stats != nullptr ? stats : &scratch);
+  for (const Launch& ln : launches_) {
+    if (ln.index < 0 || ln.index >= trace->activities_size()) continue;
+    proto::Activity* a = trace->mutable_activities(ln.index);
+    if (only_if_empty && a->launch_context().stack() != 0) continue;
+    ContextAt(ln.thread, ln.time, ln.api, a->kind() == proto::ACTIVITY_KIND_KERNEL, &table,
+              a->mutable_launch_context());
+  }
+  launches_.clear();
+}
+
+}  // namespace qprof::importers

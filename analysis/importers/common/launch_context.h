@@ -1,0 +1,133 @@
+// Launch contexts: the frames open on the thread that launched a kernel, at the moment of
+// its launch call (Activity.launch_context). Importers feed frames (Kineto cpu_op,
+// python_function and user_annotation events; nsys NVTX push/pop ranges), call Build() once,
+// and then ask for the context of each launch point (the runtime/driver launch event found
+// through the kernel's correlation id: its thread, time and API name) one at a time, in any
+// order, as they stream kernels, the way HTA and Kineto relate a GPU kernel to the CPU op
+// that launched it. Memory is the frames' (one entry per frame, names interned) plus a
+// checkpoint of the open frames every kCheckpoint frames of a thread, never per launch.
+//
+// Contracts:
+//  - A frame encloses a launch when start <= launch time < end (end = kOpenEnd if the
+//    source never closed it), whether or not the frames nest: Kineto's user annotations
+//    (ProfilerStep#N) start inside a Python frame and outlive it, so frames that cross are
+//    dropped from the stack once they have ended, wherever they sit in it. The stack is
+//    ordered outermost first: by start, longer first at equal starts, then source order.
+//  - Stacks are stored once per trace: LaunchStackTable interns the distinct frames and
+//    stacks into TraceHeader.launch_context_stats (stacks[0] empty), each activity holds
+//    the index of its stack. At most kMaxFrames innermost frames are kept (the count of the
+//    others goes to frames_dropped). Two kinds of Python frames carry no information and
+//    are left out before counting: torch's module-call plumbing
+//    ("torch/nn/modules/module.py(...): _call_impl" / "_wrapped_call_impl") and
+//    "<built-in method ...>" entries (the aten op that follows names the call).
+//  - A CUDA-graph launch (API name contains "GraphLaunch") gives every kernel of the graph
+//    the graph launch's context, with graph_launch set.
+//  - Several builders may intern into one table (Kineto: CPU frames, then GPU annotations
+//    standing in where the CPU side is missing).
+#ifndef QPROF_ANALYSIS_IMPORTERS_COMMON_LAUNCH_CONTEXT_H_
+#define QPROF_ANALYSIS_IMPORTERS_COMMON_LAUNCH_CONTEXT_H_
+
+#include <cstdint>
+#include <deque>
+#include <limits>
+#include <map>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "analysis/importers/common/import_util.h"
+#include "proto/trace.pb.h"
+
+namespace qprof::importers {
+
+// The frame and stack tables of one trace (a LaunchContextStats it does not own), interned.
+class LaunchStackTable {
+ public:
+  // `stats` must outlive the table; entries already in it are indexed.
+  explicit LaunchStackTable(proto::LaunchContextStats* stats);
+  uint32_t Frame(const std::string& name, const std::string& kind);
+  // Index of the stack of `frames` (table indices, outermost first) with `dropped` outer
+  // frames left out; 0 for no frames. *added says whether it is new.
+  uint32_t Stack(const std::vector<uint32_t>& frames, uint32_t dropped, bool* added = nullptr);
+  proto::LaunchContextStats* stats() const { return stats_; }
+
+ private:
+  proto::LaunchContextStats* stats_;
+  std::map<std::pair<std::string, std::string>, uint32_t> frames_;
+  std::unordered_map<std::string, uint32_t> stacks_;
+};
+
+class LaunchContextBuilder {
+ public:
+  static constexpr int kMaxFrames = 24;
+  static constexpr int64_t kOpenEnd = std::numeric_limits<int64_t>::max();
+  static constexpr size_t kCheckpoint = 32;
+
+  // `kind` is a LaunchFrame.kind ("cpu_op", "python_function", "user_annotation",
+  // "gpu_user_annotation", "nvtx"); names are interned, so repeated names cost one copy.
+  void AddFrame(ThreadKey thread, int64_t start, int64_t end, std::string_view name,
+                std::string_view kind);
+  // Orders each thread's frames; call once, after the last AddFrame and before ContextAt.
+  void Build();
+  // The context of a launch by the call `api` ("cudaLaunchKernel"; "" when unknown) on
+  // `thread` at `time`: sets ctx->stack (interned into `table`), ctx->launch_api and
+  // ctx->graph_launch. For kernels (`kernel`), counts with_context, frames_dropped and
+  // graph_launches into the table's stats. Returns true when the stack is new to the table.
+  bool ContextAt(ThreadKey thread, int64_t time, std::string_view api, bool kernel,
+                 LaunchStackTable* table, proto::LaunchContext* ctx);
+
+  // Batch form for traces in memory: launches of activities by index, then Resolve() sets
+  // their Activity.launch_context (only those without a stack when only_if_empty). Calls
+  // Build() itself.
+  void AddLaunch(ThreadKey thread, int64_t time, int activity_index, std::string_view api);
+  void Resolve(proto::Trace* trace, proto::LaunchContextStats* stats, bool only_if_empty = false);
+
+  size_t frame_count() const { return frame_count_; }
+
+  // True for the Python frames left out (see the contracts above).
+  static bool IsPlumbingFrame(std::string_view name);
+
+ private:
+  struct Frame {
+    int64_t start;
+    int64_t end;
+    uint32_t name;
+    uint32_t kind;
+  };
+  struct Thread {
+    std::vector<Frame> frames;  // by (start, longer first), stable
+    // For frame index p = k * kCheckpoint: the frames before p still open at frames[p].start.
+    std::vector<std::vector<uint32_t>> open;
+  };
+  struct Launch {
+    ThreadKey thread;
+    int64_t time;
+    int index;
+    std::string api;
+  };
+  uint32_t Intern(std::string_view s);
+  const Thread* ThreadOf(ThreadKey thread);
+  void FramesAt(const Thread& t, int64_t time, std::vector<const Frame*>* out) const;
+  bool InternStack(size_t dropped, bool kernel, LaunchStackTable* table,
+                   proto::LaunchContext* ctx);
+
+  std::deque<std::string> strings_;  // stable: ids_ keys view into it
+  std::unordered_map<std::string_view, uint32_t> ids_;
+  std::map<ThreadKey, Thread> threads_;
+  size_t frame_count_ = 0;
+  bool built_ = false;
+  ThreadKey last_thread_{};
+  const Thread* last_ = nullptr;
+  std::vector<const Frame*> scratch_;
+  std::vector<const Frame*> last_frames_;  // the last stack interned, and its index
+  uint32_t last_stack_ = 0;
+  std::vector<uint32_t> ids_scratch_;
+  std::unordered_map<uint64_t, uint32_t> table_frames_;  // (name, kind) -> table index
+  const LaunchStackTable* table_for_frames_ = nullptr;
+  std::vector<Launch> launches_;
+};
+
+}  // namespace qprof::importers
+
+#endif  // QPROF_ANALYSIS_IMPORTERS_COMMON_LAUNCH_CONTEXT_H_
