@@ -34,6 +34,7 @@
 
 #include "analysis/aggregate/interval_union.h"
 #include "analysis/aggregate/quantiles.h"
+#include "analysis/aggregate/range_summary.h"
 #include "analysis/aggregate/timeline_sample.h"
 #include "analysis/aggregate/work_list.h"
 #include "analysis/importers/common/trace_sink.h"
@@ -135,6 +136,7 @@ class ProfileState {
   TimelineSample timeline;
   StepWorkSums step_work;
   uint64_t dropped_negative = 0;           // kernel launches with end < start
+  RangeSummary range_summary;              // NVTX ranges by name (range_summary.h)
 
   // Group of a normalised name, created when new.
   uint32_t GroupFor(const std::string& normalised);
@@ -199,8 +201,9 @@ class TraceAccumulator : public importers::TraceSink {
 // Replays a trace in memory into `state` as one more trace.
 void AccumulateTrace(const proto::Trace& trace, ProfileState* state);
 
-// Step number from an NVTX path with a component "step N" ("decode/step 12/layer 3" -> 12);
-// -1 when there is none.
+// Step number from an NVTX path with a component "step N" ("decode/step 12/layer 3" -> 12)
+// or "ProfilerStep#N" (torch.profiler: "ProfilerStep#7/## forward ##" -> 7); -1 when there
+// is none.
 int64_t StepOfPath(const std::string& path);
 
 }  // namespace qprof::aggregate
