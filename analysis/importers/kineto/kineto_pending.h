@@ -58,6 +58,7 @@ class PendingTrace {
     int32_t metrics = -1;        // index into profiler_ranges_ (counters joined onto it)
     int32_t launch = -1;         // index into runtime_ (after the join)
     const std::string* path = nullptr;
+    bool from_profiler_range = false;  // a kernel known only by its counter range
   };
   
   struct Runtime {
