@@ -112,15 +112,15 @@ void Headline(const proto::Diff& d, const proto::DiffRow* moved, proto::Diff* ou
 
 void WarnDifferences(proto::Diff* d) {
   const std::string la = Label(d->a(), "A"), lb = Label(d->b(), "B");
-  const double ca = static_cast<double>(d->a().kernel_count());
-  const double cb = static_cast<double>(d->b().kernel_count());
-  if (ca > 0 && cb > 0 && std::fabs(cb / ca - 1) > kWorkTolerance) {
+  // The amount of work in the diff's unit: tokens, steps, or (per call) all kernel calls.
+  const double ua = d->a().units(), ub = d->b().units();
+  const std::string what = d->unit() == "call" ? "kernel calls" : d->unit() + "s";
+  if (ua > 0 && ub > 0 && std::fabs(ub / ua - 1) > kWorkTolerance) {
     Warn(d, "work_differs",
-         absl::StrFormat("%s captured %d kernel calls and %s %d (%+.1f%%): the two traces hold "
+         absl::StrFormat("%s captured %.6g %s and %s %.6g (%+.1f%%): the two traces hold "
                          "different amounts of work, so their total times are not comparable; "
                          "compare the figures per %s",
-                         la, d->a().kernel_count(), lb, d->b().kernel_count(),
-                         100 * (cb / ca - 1), d->unit()));
+                         la, ua, what, lb, ub, 100 * (ub / ua - 1), d->unit()));
   }
   if (!d->a().device().empty() && !d->b().device().empty() &&
       d->a().device() != d->b().device()) {

@@ -10,8 +10,9 @@
 // Each row's change splits into work and speed: delta = (b units - a units) * a per unit
 // (more or less work captured) + b units * (b per unit - a per unit) (speed_delta_ns). The
 // role with the largest |speed_delta_ns| is the one that moved; the per-unit headline names
-// it. Warnings say when the sides captured different amounts of work (kernel calls differ by
-// more than kWorkTolerance), ran on different devices, or lack the role the headline names.
+// it. Warnings say when the sides captured different amounts of work (their units, i.e.
+// tokens, steps or all kernel calls, differ by more than kWorkTolerance), ran on different
+// devices, or lack the role the headline names.
 #ifndef QPROF_ANALYSIS_DIFF_NORMALISE_H_
 #define QPROF_ANALYSIS_DIFF_NORMALISE_H_
 
@@ -20,7 +21,7 @@
 
 namespace qprof::diff {
 
-inline constexpr double kWorkTolerance = 0.03;  // kernel calls may differ by 3%
+inline constexpr double kWorkTolerance = 0.03;  // units may differ by 3%
 
 // Fills the per-unit fields of d's sides and rows, unit, unit_source, moved_role,
 // per_unit_headline and the warnings above. d's rows must already be filled.

@@ -154,13 +154,14 @@ std::vector<std::string> DiffHeadlines(const proto::Diff& d) {
     out.push_back(d.per_unit_headline());
     for (const auto& w : d.warnings()) {
       if (w.code() == "work_differs") {
-        const double ca = static_cast<double>(d.a().kernel_count());
-        const double cb = static_cast<double>(d.b().kernel_count());
+        const double ua = d.a().units(), ub = d.b().units();
+        const std::string what = d.unit() == "call" ? "kernel calls" : d.unit() + "s";
         out.push_back(fmt::format(
-            "{} captured {:.1f}% {} kernel calls than {} ({} vs {}): total kernel time {} vs {} "
+            "{} captured {:.1f}% {} {} than {} ({:.6g} vs {:.6g}): total kernel time {} vs {} "
             "compares different amounts of work",
-            b, 100 * std::fabs(cb / ca - 1), cb < ca ? "fewer" : "more", a, d.b().kernel_count(),
-            d.a().kernel_count(), FormatNs(static_cast<double>(d.b().kernel_time_ns())),
+            b, 100 * std::fabs(ub / ua - 1), ub < ua ? "fewer" : "more", what, a,
+            ub, ua,
+            FormatNs(static_cast<double>(d.b().kernel_time_ns())),
             FormatNs(static_cast<double>(d.a().kernel_time_ns()))));
       }
     }
