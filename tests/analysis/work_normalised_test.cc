@@ -297,6 +297,39 @@ TEST(IdleTime, TokensAndStepsGivenOnTheCommandLine) {
   EXPECT_NE(p->totals().work_source().find("--tokens"), std::string::npos);
 }
 
+// Decode-like traces: many short kernels with short gaps between launches is launch-bound;
+// kernels back to back is busy.
+TEST(IdleTime, ShortGapsBetweenManyKernelsAreLaunchBound) {
+  auto trace = [](int64_t dur, int64_t gap) {
+    proto::Trace t;
+    t.mutable_header()->set_provenance(proto::PROVENANCE_MEASURED_GPU);
+    int64_t at = 0;
+    for (int step = 0; step < 4; ++step) {
+      for (int k = 0; k < 200; ++k) {
+        proto::Activity* a = t.add_activities();
+        a->set_kind(proto::ACTIVITY_KIND_KERNEL);
+        a->set_name(k % 2 ? "rmsnorm_kernel" : "gemv_kernel");
+        a->set_start_ns(at);
+        a->set_end_ns(at + dur);
+        a->set_nvtx_path("decode/step " + std::to_string(step));
+        at += dur + gap;
+      }
+    }
+    return t;
+  };
+  auto p = Analyze({trace(5'000, 20'000)}, {});  // 5 us kernels, 20 us apart
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->idle().verdict(), "launch-bound") << p->idle().note();
+  EXPECT_NEAR(p->idle().idle_share(), 20.0 * 799 / (25.0 * 800 - 20), 1e-9);
+  EXPECT_EQ(p->idle().gap_count(), 799u);
+  // Every kernel is inside a step: per-step idle is claimed, 200 kernels' gaps but the last.
+  ASSERT_EQ(p->steps_size(), 4);
+  EXPECT_EQ(p->steps(0).idle_at_least_ns(), 199u * 20'000);
+  p = Analyze({trace(50'000, 1'000)}, {});
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->idle().verdict(), "busy");
+}
+
 // Synthetic profiles: roles with calls and time, optional tokens and steps.
 proto::Profile Synthetic(const std::string& label, uint64_t attn_calls, uint64_t attn_ns,
                          uint64_t comm_calls, uint64_t comm_ns) {
