@@ -255,7 +255,8 @@ std::optional<ceilings::StepWork> StepWorkOf(const ProfileState& state,
   const aggregate::StepWorkSums& s = state.step_work;
   const uint64_t n = s.weight_launches;
   double bpw = ceilings::BitsPerWeight(run.format());
-  uint64_t steps = run.steps() > 0 ? run.steps() : static_cast<uint64_t>(profile->steps_size());
+  uint64_t steps = profile->totals().steps() > 0 ? profile->totals().steps()
+                                                 : static_cast<uint64_t>(profile->steps_size());
   if (n > 0 && bpw > 0 && steps > 0) {
     ceilings::StepWork w;
     w.weight_params = s.weight_bytes / steps * 8.0 / bpw;
@@ -281,13 +282,25 @@ void AddCeilings(const ProfileState& state, const std::vector<GroupVerdict>& ver
                  proto::Profile* profile) {
   proto::Totals* totals = profile->mutable_totals();
   const proto::RunInfo& run = profile->run();
-  totals->set_tokens(run.tokens_generated());
-  totals->set_wall_time_ns(run.wall_time_ns());
-  totals->set_steps(run.steps());
+  const uint64_t tokens = options.tokens > 0 ? options.tokens : run.tokens_generated();
+  // Without a wall time of its own, a trace given --tokens is timed by its GPUs' span.
+  const bool span_wall = run.wall_time_ns() == 0 && options.tokens > 0;
+  const uint64_t wall = span_wall ? profile->idle().span_ns() : run.wall_time_ns();
+  totals->set_tokens(tokens);
+  totals->set_wall_time_ns(wall);
+  totals->set_steps(options.steps > 0 ? options.steps : run.steps());
+  if (options.tokens > 0 || options.steps > 0) {
+    totals->set_work_source(absl::StrCat(
+        options.tokens > 0 ? absl::StrCat(options.tokens, " tokens from --tokens") : "",
+        options.tokens > 0 && options.steps > 0 ? ", " : "",
+        options.steps > 0 ? absl::StrCat(options.steps, " steps from --steps") : "",
+        span_wall ? "; tokens/s over the GPUs' span (first kernel start to last end), the "
+                    "trace has no wall time"
+                  : ""));
+  }
   ceilings::CeilingInputs ci;
-  if (run.tokens_generated() > 0 && run.wall_time_ns() > 0) {
-    ci.measured_tokens_per_s = static_cast<double>(run.tokens_generated()) * 1e9 /
-                               static_cast<double>(run.wall_time_ns());
+  if (tokens > 0 && wall > 0) {
+    ci.measured_tokens_per_s = static_cast<double>(tokens) * 1e9 / static_cast<double>(wall);
     totals->set_tokens_per_s(ci.measured_tokens_per_s);
   }
   profile->set_label(!options.label.empty() ? options.label

@@ -49,6 +49,11 @@ struct AnalyzeOptions {
   int top_n = 20;
   // Short label for diffs; default: the run's format, else the first source's file name.
   std::string label;
+  // Work the traces do not record (third-party traces): tokens generated and decode steps
+  // (--tokens, --steps). They replace the run's figures; tokens/s is then tokens over the
+  // run's wall time, or over the GPUs' span when the trace has none.
+  uint64_t tokens = 0;
+  uint32_t steps = 0;
 };
 
 // InvalidArgument when `traces` is empty or options.device is not in the spec table.

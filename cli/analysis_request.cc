@@ -22,6 +22,8 @@ absl::StatusOr<AnalyzeOptions> OptionsForRequest(const AnalysisRequest& request)
   options.device = request.device;
   options.top_n = request.top;
   options.label = request.label;
+  options.tokens = request.tokens;
+  options.steps = request.steps;
   if (!request.model.empty()) {
     ASSIGN_OR_RETURN(options.model, ceilings::LoadModelConfig(request.model));
   }

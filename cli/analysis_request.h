@@ -29,6 +29,8 @@ struct AnalysisRequest {
   std::string model;                    // model shape JSON (ceilings/ceilings.h)
   std::string label;
   int top = 15;                         // as `qprof analyze --top`
+  uint64_t tokens = 0;                  // --tokens: work the traces do not record
+  uint32_t steps = 0;                   // --steps
   int threads = 0;                      // AccumulateOptions::threads (analysis_inputs.h)
   bool verbose = false;                 // the CLI's progress lines on stderr
 };

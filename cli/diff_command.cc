@@ -10,6 +10,7 @@
 #include "base/status_macros.h"
 #include "cli/analysis_inputs.h"
 #include "cli/command.h"
+#include "cli/profile_output.h"
 #include "fmt/core.h"
 #include "reports/json/json_report.h"
 #include "reports/terminal/terminal_report.h"
@@ -25,7 +26,16 @@ struct DiffArgs {
   std::string json_out, html_out;
   std::string device;
   std::string label_a, label_b;
+  uint64_t tokens_a = 0, tokens_b = 0;
+  uint32_t steps_a = 0, steps_b = 0;
 };
+
+// --tokens-X / --steps-X: for a trace, through the analysis (tokens/s too); a Profile JSON
+// gets its totals replaced.
+void ApplyWork(uint64_t tokens, uint32_t steps, proto::Profile* p) {
+  if (tokens > 0) p->mutable_totals()->set_tokens(tokens);
+  if (steps > 0) p->mutable_totals()->set_steps(steps);
+}
 
 std::string BaseName(const std::string& path) {
   size_t slash = path.find_last_of('/');
@@ -37,9 +47,15 @@ absl::Status RunDiff(const DiffArgs& args) {
   options.known_kernels = RegistryKnownKernels();
   options.device = args.device;
   options.label = args.label_a;
+  options.tokens = args.tokens_a;
+  options.steps = args.steps_a;
   ASSIGN_OR_RETURN(proto::Profile a, LoadProfileInput(args.a, options));
+  ApplyWork(args.tokens_a, args.steps_a, &a);
   options.label = args.label_b;
+  options.tokens = args.tokens_b;
+  options.steps = args.steps_b;
   ASSIGN_OR_RETURN(proto::Profile b, LoadProfileInput(args.b, options));
+  ApplyWork(args.tokens_b, args.steps_b, &b);
   // Two inputs with the same label (e.g. both "mxfp4", or an empty run format) are told
   // apart by their file names.
   if (args.label_a.empty() && args.label_b.empty() && a.label() == b.label()) {
@@ -83,6 +99,8 @@ void RegisterDiffCommand(CLI::App& app, CommandRunner& runner) {
   cmd->add_option("--device", args->device, "Spec-table device for ceilings of trace inputs");
   cmd->add_option("--label-a", args->label_a, "Label for A (default: its format or file name)");
   cmd->add_option("--label-b", args->label_b, "Label for B (default: its format or file name)");
+  AddWorkOptions(cmd, &args->tokens_a, &args->steps_a, "-a");
+  AddWorkOptions(cmd, &args->tokens_b, &args->steps_b, "-b");
   cmd->callback([args, &runner] { runner.action = [args] { return RunDiff(*args); }; });
 }
 

@@ -32,6 +32,19 @@ void AddProfileOptions(CLI::App* cmd, ProfileArgs* args) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--top", args->top, "Kernels shown in the summary")->check(CLI::Range(1, 100000));
   cmd->add_option("--label", args->label, "Short label for this profile (used by diffs)");
+  AddWorkOptions(cmd, &args->tokens, &args->steps, "");
+}
+
+void AddWorkOptions(CLI::App* cmd, uint64_t* tokens, uint32_t* steps, const std::string& side) {
+  cmd->add_option("--tokens" + side, *tokens,
+                  "Tokens the trace" + std::string(side.empty() ? "s" : "") +
+                      " generated, for traces that do not record it: tokens/s (over the "
+                      "GPUs' span when there is no wall time) and per-token diffs")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--steps" + side, *steps,
+                  "Decode (or training) steps the trace holds, for traces without \"step N\" "
+                  "or ProfilerStep#N ranges: per-step figures and diffs")
+      ->check(CLI::PositiveNumber);
 }
 
 absl::StatusOr<AnalyzeOptions> MakeAnalyzeOptions(const ProfileArgs& args) {
@@ -45,6 +58,8 @@ AnalysisRequest RequestFor(const ProfileArgs& args) {
   request.model = args.model;
   request.label = args.label;
   request.top = args.top;
+  request.tokens = args.tokens;
+  request.steps = args.steps;
   request.verbose = true;
   return request;
 }

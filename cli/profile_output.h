@@ -23,14 +23,19 @@ struct ProfileArgs {
   std::string model;
   std::string label;
   int top = 15;
+  uint64_t tokens = 0;  // --tokens: tokens the traces generated (they do not say)
+  uint32_t steps = 0;   // --steps: decode steps they hold
 };
 
-// Adds --json, --html, --sass, --device, --model, --top and --label to `cmd`.
+// Adds --json, --html, --sass, --device, --model, --top, --label, --tokens and --steps.
 void AddProfileOptions(CLI::App* cmd, ProfileArgs* args);
 
 // The request these options make (cli/analysis_request.h), with the CLI's progress lines;
 // the caller adds the inputs.
 AnalysisRequest RequestFor(const ProfileArgs& args);
+
+// --tokens and --steps (with `side` appended to the names: "-a", "-b" in diff).
+void AddWorkOptions(CLI::App* cmd, uint64_t* tokens, uint32_t* steps, const std::string& side);
 
 // Registry kernels, SASS stats (read and announced on stderr), device, model and label.
 absl::StatusOr<AnalyzeOptions> MakeAnalyzeOptions(const ProfileArgs& args);

@@ -110,9 +110,28 @@ classify::ContextVerdict StackVerdict(const proto::LaunchContextStats& t, int st
   return classify::MatchContext(frames);
 }
 
+// "ProfilerStep#N" (torch.profiler's step annotation) as a whole path component.
+int64_t ProfilerStepOfPath(const std::string& path) {
+  static constexpr std::string_view kTag = "ProfilerStep#";
+  size_t pos = 0;
+  while ((pos = path.find(kTag, pos)) != std::string::npos) {
+    bool starts_component = pos == 0 || path[pos - 1] == '/';
+    size_t i = pos + kTag.size(), j = i;
+    while (j < path.size() && std::isdigit(static_cast<unsigned char>(path[j]))) ++j;
+    if (starts_component && j > i && j - i < 10 && (j == path.size() || path[j] == '/')) {
+      return std::stoll(path.substr(i, j - i));
+    }
+    pos += kTag.size();
+  }
+  return -1;
+}
+
 }  // namespace
 
 int64_t StepOfPath(const std::string& path) {
+  if (path.find("ProfilerStep#") != std::string::npos) {
+    if (int64_t s = ProfilerStepOfPath(path); s >= 0) return s;
+  }
   size_t pos = 0;
   while ((pos = path.find("step ", pos)) != std::string::npos) {
     bool starts_component = pos == 0 || path[pos - 1] == '/';
@@ -180,6 +199,7 @@ void ProfileState::Merge(ProfileState&& other) {
   launch_counts.launches += other.launch_counts.launches;
   launch_counts.with_context += other.launch_counts.with_context;
   launch_counts.graph_launches += other.launch_counts.graph_launches;
+  range_summary.Merge(other.range_summary);
   other = ProfileState();
 }
 
@@ -269,6 +289,12 @@ void TraceAccumulator::End(const proto::TraceHeader& header, bool truncated,
 }
 
 void TraceAccumulator::Range(const proto::NvtxRange& r) {
+  if (r.end_ns() >= r.start_ns() && r.end_ns() != std::numeric_limits<int64_t>::max()) {
+    const std::string& p = r.path();
+    std::string_view name = r.name();
+    if (name.empty()) name = std::string_view(p).substr(p.find_last_of('/') + 1);
+    state_->range_summary.Add(name, static_cast<uint64_t>(r.end_ns() - r.start_ns()));
+  }
   // A "step N" range (named so itself, not only inside one) spans its step.
   int64_t s = StepOfPath(r.path());
   if (s < 0 || r.end_ns() <= r.start_ns()) return;

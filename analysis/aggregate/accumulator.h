@@ -45,6 +45,7 @@
 
 #include "analysis/aggregate/interval_union.h"
 #include "analysis/aggregate/quantiles.h"
+#include "analysis/aggregate/range_summary.h"
 #include "analysis/aggregate/timeline_sample.h"
 #include "analysis/aggregate/work_list.h"
 #include "analysis/classify/context_rules.h"
@@ -189,6 +190,7 @@ class ProfileState {
   uint64_t dropped_negative = 0;           // kernel launches with end < start
   std::vector<classify::ContextVerdict> contexts;  // distinct launch-context verdicts
   LaunchCounts launch_counts;
+  RangeSummary range_summary;              // NVTX ranges by name (range_summary.h)
 
   // Group of a normalised name launched from context `context` (0 = none), created when new.
   uint32_t GroupFor(const std::string& normalised, uint32_t context = 0, bool own = false);
@@ -268,8 +270,9 @@ class TraceAccumulator : public importers::TraceSink {
 // Replays a trace in memory into `state` as one more trace.
 void AccumulateTrace(const proto::Trace& trace, ProfileState* state);
 
-// Step number from an NVTX path with a component "step N" ("decode/step 12/layer 3" -> 12);
-// -1 when there is none.
+// Step number from an NVTX path with a component "step N" ("decode/step 12/layer 3" -> 12)
+// or "ProfilerStep#N" (torch.profiler: "ProfilerStep#7/## forward ##" -> 7); -1 when there
+// is none.
 int64_t StepOfPath(const std::string& path);
 
 }  // namespace qprof::aggregate

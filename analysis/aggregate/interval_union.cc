@@ -47,7 +47,8 @@ void IntervalUnion::Add(int64_t start, int64_t end) {
 }
 
 IntervalUnion IntervalUnion::FromFigures(uint64_t length, uint64_t late_bound_ns,
-                                         uint64_t count, int64_t first, int64_t last) {
+                                         uint64_t count, int64_t first, int64_t last,
+                                         const GapStats& gaps) {
   IntervalUnion u;
   u.folded_ = length;
   u.late_bound_ = late_bound_ns;
@@ -55,6 +56,8 @@ IntervalUnion IntervalUnion::FromFigures(uint64_t length, uint64_t late_bound_ns
   u.first_ = first;
   u.last_ = last;
   u.frontier_ = last;
+  u.folded_any_ = count > 0;
+  u.folded_gaps_ = gaps;
   return u;
 }
 
@@ -62,9 +65,27 @@ void IntervalUnion::Fold() {
   size_t n = pieces_.size() / 2;
   for (size_t i = 0; i < n; ++i) {
     folded_ += static_cast<uint64_t>(pieces_[i].second - pieces_[i].first);
+    // The gap before piece i is final now: nothing can land in it any more without counting
+    // as late.
+    int64_t prev = i > 0 ? pieces_[i - 1].second : frontier_;
+    if (i > 0 || folded_any_) {
+      folded_gaps_.Add(static_cast<uint64_t>(std::max<int64_t>(0, pieces_[i].first - prev)));
+    }
   }
+  folded_any_ = true;
   frontier_ = pieces_[n - 1].second;
   pieces_.erase(pieces_.begin(), pieces_.begin() + static_cast<std::ptrdiff_t>(n));
+}
+
+GapStats IntervalUnion::gaps() const {
+  GapStats g = folded_gaps_;
+  for (size_t i = 0; i < pieces_.size(); ++i) {
+    int64_t prev = i > 0 ? pieces_[i - 1].second : frontier_;
+    if (i > 0 || folded_any_) {
+      g.Add(static_cast<uint64_t>(std::max<int64_t>(0, pieces_[i].first - prev)));
+    }
+  }
+  return g;
 }
 
 uint64_t IntervalUnion::length() const {

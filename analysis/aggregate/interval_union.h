@@ -11,6 +11,11 @@
 // ~kMaxPieces / 2 gaps out of order). Such a late interval's part inside the folded region
 // may or may not have been covered; it is not added, and its length is added to
 // late_bound_ns() instead. So the true union lies in [length(), length() + late_bound_ns()].
+//
+// Gaps: the idle gaps between the pieces (gap_stats.h). A gap becomes final when the
+// pieces on both sides are folded; gaps() adds those of the live pieces. They sum to
+// (last() - first()) - length() when exact; late intervals may have filled up to
+// late_bound_ns() of them.
 #ifndef QPROF_ANALYSIS_AGGREGATE_INTERVAL_UNION_H_
 #define QPROF_ANALYSIS_AGGREGATE_INTERVAL_UNION_H_
 
@@ -19,6 +24,8 @@
 #include <limits>
 #include <utility>
 #include <vector>
+
+#include "analysis/aggregate/gap_stats.h"
 
 namespace qprof::aggregate {
 
@@ -29,7 +36,7 @@ class IntervalUnion {
   // A union known only by its figures (read back from a partial profile); intervals added
   // later that start before `last` count as late.
   static IntervalUnion FromFigures(uint64_t length, uint64_t late_bound_ns, uint64_t count,
-                                   int64_t first, int64_t last);
+                                   int64_t first, int64_t last, const GapStats& gaps = {});
 
   // end >= start.
   void Add(int64_t start, int64_t end);
@@ -38,6 +45,7 @@ class IntervalUnion {
   uint64_t count() const { return count_; }       // intervals added
   int64_t first() const { return first_; }         // earliest start (count() > 0)
   int64_t last() const { return last_; }           // latest end (count() > 0)
+  GapStats gaps() const;
 
  private:
   void Fold();
@@ -46,6 +54,8 @@ class IntervalUnion {
   uint64_t folded_ = 0;   // length of the pieces folded away
   int64_t frontier_ = std::numeric_limits<int64_t>::min();  // end of the folded region
   uint64_t late_bound_ = 0;
+  bool folded_any_ = false;   // frontier_ is the end of a folded piece
+  GapStats folded_gaps_;      // final gaps: between and after folded pieces
   uint64_t count_ = 0;
   int64_t first_ = std::numeric_limits<int64_t>::max();
   int64_t last_ = std::numeric_limits<int64_t>::min();

@@ -31,12 +31,35 @@ void UnionToProto(const UnionAcc& u, uint32_t device, uint64_t stream, proto::Pa
   out->set_count(u.busy.count());
   out->set_first_ns(u.busy.first());
   out->set_last_ns(u.busy.last());
+  const GapStats g = u.busy.gaps();
+  proto::PartialGaps* pg = out->mutable_gaps();
+  pg->set_count(g.count);
+  pg->set_total_ns(g.total_ns);
+  pg->set_max_ns(g.max_ns);
+  for (int i = 0; i < GapStats::kBuckets; ++i) {
+    pg->add_bucket_count(g.bucket_count[i]);
+    pg->add_bucket_ns(g.bucket_ns[i]);
+  }
+}
+
+GapStats GapsFromProto(const proto::PartialGaps& in) {
+  GapStats g;
+  g.count = in.count();
+  g.total_ns = in.total_ns();
+  g.max_ns = in.max_ns();
+  for (int i = 0; i < GapStats::kBuckets && i < in.bucket_count_size(); ++i) {
+    g.bucket_count[i] = in.bucket_count(i);
+  }
+  for (int i = 0; i < GapStats::kBuckets && i < in.bucket_ns_size(); ++i) {
+    g.bucket_ns[i] = in.bucket_ns(i);
+  }
+  return g;
 }
 
 UnionAcc UnionFromProto(const proto::PartialUnion& in) {
   UnionAcc u;
   u.busy = IntervalUnion::FromFigures(in.busy_ns(), in.late_bound_ns(), in.count(),
-                                      in.first_ns(), in.last_ns());
+                                      in.first_ns(), in.last_ns(), GapsFromProto(in.gaps()));
   u.kernel_time_ns = in.kernel_time_ns();
   return u;
 }
@@ -247,6 +270,14 @@ proto::PartialProfile ToPartial(const ProfileState& state) {
   w->set_flops(state.step_work.flops);
   w->set_weight_launches(state.step_work.weight_launches);
   out.set_dropped_negative(state.dropped_negative);
+  for (const auto& [name, r] : state.range_summary.names()) {
+    proto::PartialRangeName* pr = out.add_range_names();
+    pr->set_name(name);
+    pr->set_count(r.count);
+    pr->set_total_ns(r.total_ns);
+    pr->set_min_ns(r.min_ns);
+    pr->set_max_ns(r.max_ns);
+  }
   return out;
 }
 
@@ -294,6 +325,14 @@ absl::StatusOr<ProfileState> FromPartial(const proto::PartialProfile& in, const 
   state.step_work = {w.weight_bytes(), w.other_bytes(), w.flops(), w.weight_launches()};
   state.dropped_negative = in.dropped_negative();
   state.launch_counts = {in.launches(), in.launches_with_context(), in.graph_launches()};
+  for (const auto& pr : in.range_names()) {
+    RangeNameAcc r;
+    r.count = pr.count();
+    r.total_ns = pr.total_ns();
+    r.min_ns = pr.min_ns();
+    r.max_ns = pr.max_ns();
+    state.range_summary.Slot(pr.name()).Merge(r);
+  }
   return state;
 }
 

@@ -24,7 +24,7 @@
 namespace qprof::aggregate {
 
 // 2: kernels are keyed by (name, launch context, own) and carry launch configurations.
-inline constexpr uint32_t kPartialProfileVersion = 2;
+inline constexpr uint32_t kPartialProfileVersion = 3;
 inline constexpr char kPartialMagic[] = "QPROFPP1";
 
 proto::PartialProfile ToPartial(const ProfileState& state);

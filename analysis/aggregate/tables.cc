@@ -282,12 +282,21 @@ uint64_t StepSpan(const std::map<int64_t, StepRangeSpan>& ranges, int64_t step,
 
 void EmitSteps(const ProfileState& state, const std::map<int64_t, StepRangeSpan>& ranges,
                proto::Profile* profile) {
+  // Idle per step only when every kernel belongs to a step: kernels launched outside the
+  // step ranges (another thread, e.g. autograd's backward) may run inside a step's span.
+  uint64_t in_steps = 0, calls = 0;
+  for (const auto& [n, s] : state.steps) in_steps += s.count;
+  for (const KernelGroup& g : state.groups) calls += g.calls;
+  const bool all_in_steps = in_steps == calls;
   for (const auto& [n, s] : state.steps) {
     proto::StepRow* row = profile->add_steps();
     row->set_step(static_cast<uint32_t>(n));
     row->set_span_ns(StepSpan(ranges, n, s));
     row->set_kernel_time_ns(s.time_ns);
     row->set_kernel_count(s.count);
+    if (all_in_steps && state.traces.size() == 1 && row->span_ns() > s.time_ns) {
+      row->set_idle_at_least_ns(row->span_ns() - s.time_ns);
+    }
   }
 }
 
@@ -347,6 +356,8 @@ void EmitTimeline(const ProfileState& state, const std::vector<GroupVerdict>& ve
 
 void EmitRanks(const ProfileState& state, const std::vector<GroupVerdict>& verdicts,
                proto::Profile* profile);
+void EmitIdle(const ProfileState& state, proto::Profile* profile);  // idle.cc
+void EmitNvtxSummary(const ProfileState& state, proto::Profile* profile);  // nvtx_summary.cc
 
 void EmitTables(const ProfileState& state, const std::vector<GroupVerdict>& verdicts,
                 const occupancy::DeviceLimits* fallback_limits, proto::Profile* profile) {
@@ -363,6 +374,8 @@ void EmitTables(const ProfileState& state, const std::vector<GroupVerdict>& verd
   EmitSteps(state, step_ranges, profile);
   EmitTimeline(state, verdicts, step_ranges, profile);
   EmitRanks(state, verdicts, profile);
+  EmitIdle(state, profile);
+  EmitNvtxSummary(state, profile);
 }
 
 }  // namespace qprof::aggregate

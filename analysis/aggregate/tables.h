@@ -15,7 +15,9 @@
 //   folded), streams, steps (when "step N" ranges exist), timeline (kernels of the median
 //   step, relative to its start; timeline_note says when another step is shown), devices
 //   (busy and kernel time per device), ranks (one row per input trace, when there are
-//   several: see EmitRanks in tables.cc).
+//   several: see EmitRanks in tables.cc), idle (span, busy, idle and the gaps between
+//   kernels per device, host runtime calls, a launch-bound verdict: idle.cc), nvtx_summary
+//   (ranges by name with call suffixes stripped: nvtx_summary.cc).
 // Shares are of totals.kernel_time_ns. Durations are end - start; launches with
 // end < start are left out (ProfileState::dropped_negative counts them for a warning).
 #ifndef QPROF_ANALYSIS_AGGREGATE_TABLES_H_

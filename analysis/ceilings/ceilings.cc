@@ -158,6 +158,14 @@ proto::Ceilings ComputeCeilings(const proto::Profile& p, const CeilingInputs& in
   const uint64_t T = in.total_kernel_time_ns;
   for (const auto& row : p.classes()) AddAmdahl(&c, "class", row.class_(), row.time_ns(), T, in.class_roofline_ns);
   for (const auto& row : p.roles()) AddAmdahl(&c, "role", row.role(), row.time_ns(), T, in.role_roofline_ns);
+  // Against the GPUs' span as well: idle time stays when a kernel vanishes.
+  if (const uint64_t span = p.idle().span_ns(); span > 0) {
+    for (proto::AmdahlRow& r : *c.mutable_amdahl()) {
+      double fs = std::min(1.0, r.share() * static_cast<double>(T) / static_cast<double>(span));
+      r.set_span_share(fs);
+      r.set_speedup_if_vanished_span(fs < 1.0 ? 1.0 / (1.0 - fs) : 0.0);
+    }
+  }
   c.set_measured_tokens_per_s(in.measured_tokens_per_s);
   if (!in.step_work) {
     c.set_notes(

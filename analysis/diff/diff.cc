@@ -6,6 +6,7 @@
 #include <set>
 
 #include "absl/strings/str_format.h"
+#include "analysis/diff/normalise.h"
 #include "proto/vocabulary.h"
 
 namespace qprof::diff {
@@ -237,6 +238,7 @@ proto::Diff DiffProfiles(const proto::Profile& a, const proto::Profile& b) {
   absl::StrAppendFormat(&head, "; tensor share %.1f%% -> %.1f%%.", 100 * d.a().tensor_share(),
                         100 * d.b().tensor_share());
   d.set_headline(head);
+  NormaliseForWork(a, b, &d);
   return d;
 }
 

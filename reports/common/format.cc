@@ -134,6 +134,9 @@ double ClassShare(const proto::Profile& p, const std::string& cls) {
 }
 
 const proto::DiffRow* KeyRole(const proto::Diff& d) {
+  for (const auto& r : d.roles()) {
+    if (!d.moved_role().empty() && r.key() == d.moved_role()) return &r;
+  }
   const proto::DiffRow* best = nullptr;
   for (const auto& r : d.roles()) {
     if (!best || std::llabs(r.delta_ns()) > std::llabs(best->delta_ns())) best = &r;
@@ -145,7 +148,24 @@ std::vector<std::string> DiffHeadlines(const proto::Diff& d) {
   std::vector<std::string> out;
   const std::string a = d.a().label().empty() ? "A" : d.a().label();
   const std::string b = d.b().label().empty() ? "B" : d.b().label();
-  if (const proto::DiffRow* k = KeyRole(d); k != nullptr) {
+  // First the change per unit of work (token, step or call): total times of two traces
+  // that captured different amounts of work would mislead.
+  if (!d.per_unit_headline().empty()) {
+    out.push_back(d.per_unit_headline());
+    for (const auto& w : d.warnings()) {
+      if (w.code() == "work_differs") {
+        const double ua = d.a().units(), ub = d.b().units();
+        const std::string what = d.unit() == "call" ? "kernel calls" : d.unit() + "s";
+        out.push_back(fmt::format(
+            "{} captured {:.1f}% {} {} than {} ({:.6g} vs {:.6g}): total kernel time {} vs {} "
+            "compares different amounts of work",
+            b, 100 * std::fabs(ub / ua - 1), ub < ua ? "fewer" : "more", what, a,
+            ub, ua,
+            FormatNs(static_cast<double>(d.b().kernel_time_ns())),
+            FormatNs(static_cast<double>(d.a().kernel_time_ns()))));
+      }
+    }
+  } else if (const proto::DiffRow* k = KeyRole(d); k != nullptr) {
     std::string s = k->key() + ": ";
     if (!k->a_class().empty() && !k->b_class().empty() && k->a_class() != k->b_class()) {
       s += k->a_class() + " -> " + k->b_class() + ", ";

@@ -48,12 +48,14 @@ std::string DeviceLine(const proto::Profile& p);
 // Share of a pipe class in a profile (0 when absent).
 double ClassShare(const proto::Profile& p, const std::string& cls);
 
-// The role that moved most between the two sides of a diff (largest |delta_ns|), or
-// nullptr when the diff has no roles.
+// The role that moved most between the two sides of a diff: the diff's moved_role (largest
+// change per unit of work), else the largest |delta_ns|; nullptr when the diff has no roles.
 const proto::DiffRow* KeyRole(const proto::Diff& d);
 
 // Sentences that tell the story of a diff, most important first, e.g.
-//   "moe.experts: simt -> tensor, 39.0% -> 7.9% of kernel time (5.01x less time)"
+//   diff.per_unit_headline ("comm: time per call 385 us -> 544 us (+41%) ...") and, when the
+//   sides captured different amounts of work, a sentence saying so (else, for diffs made
+//   before normalisation, "moe.experts: simt -> tensor, 39.0% -> 7.9% of kernel time ...")
 //   "tokens/s: 368 -> 532 (1.45x)"
 //   "tensor share: 9.0% -> 27.1% (+18.1 pp)"
 // and diff.headline from the analyzer when the diff has no role rows.

@@ -108,6 +108,16 @@ std::string Hero(const proto::Diff& d) {
     std::string where = KnownDevice(s.device()) ? s.device() : "";
     if (!s.format().empty()) where += (where.empty() ? "format " : " · format ") + s.format();
     out += fmt::format("<p class=\"small muted\">{}</p>", Escape(where));
+    std::string work = fmt::format("{} kernel calls", s.kernel_count());
+    if (s.units() > 0 && d.unit() != "call") {
+      work += fmt::format(", {} {}s", FormatSig3(s.units()), d.unit());
+    }
+    if (s.span_ns() > 0) {
+      work += fmt::format("; GPU span {}, idle {}", FormatNs(static_cast<double>(s.span_ns())),
+                          FormatShare(static_cast<double>(s.idle_ns()) / s.span_ns()));
+    }
+    out += fmt::format("<p class=\"small\" id=\"work-{}\" data-calls=\"{}\">{}</p>", id,
+                       s.kernel_count(), Escape(work));
     out += html::SplitBarSvg(segs, "split-" + id,
                              "Share of kernel time by pipe class for " + Label(s, id.c_str()),
                              560);
@@ -126,7 +136,13 @@ std::string ProjectionSection(const proto::Diff* m) {
       "the modelled reports next to this file.</p><ul class=\"story\">",
       Escape(m->a().device()), Badge("modelled", "modelled"));
   for (const auto& line : DiffHeadlines(*m)) out += "<li>" + Arrows(line) + "</li>";
-  out += "</ul><div class=\"grid2\">";
+  out += "</ul>";
+  if (std::string why = html::ModelRankingNote(m->a().format(), m->a().tokens_per_s(),
+                                               m->b().format(), m->b().tokens_per_s());
+      !why.empty()) {
+    out += "<p class=\"small\" id=\"model-why\">" + Escape(why) + "</p>";
+  }
+  out += "<div class=\"grid2\">";
   for (int side = 0; side < 2; ++side) {
     const auto& s = side == 0 ? m->a() : m->b();
     const auto segs = SideSegments(s, *m, side == 0);
@@ -148,6 +164,7 @@ std::string RoleSection(const proto::Diff& d) {
   std::stable_sort(rows.begin(), rows.end(), [](auto* x, auto* y) {
     return std::max(x->a_time_ns(), x->b_time_ns()) > std::max(y->a_time_ns(), y->b_time_ns());
   });
+  const std::string unit = d.unit().empty() ? "call" : d.unit();
   std::string out = "<section id=\"roles-section\"><h2>Time per role</h2>";
   out += fmt::format("<p class=\"small muted\">Rows are matched by role, so kernels with "
                      "different names that do the same job (a SIMT GEMV and a tensor-core GEMM "
@@ -166,13 +183,16 @@ std::string RoleSection(const proto::Diff& d) {
       "<th>role</th><th>class {0}</th><th>class {1}</th><th class=\"num\">{0} time</th>"
       "<th class=\"num\">{0} share</th><th class=\"num\">{1} time</th>"
       "<th class=\"num\">{1} share</th><th class=\"num\">delta</th>"
-      "<th class=\"num\">share delta</th><th class=\"num\">{1}/{0}</th></tr></thead><tbody>",
-      Escape(a), Escape(b));
+      "<th class=\"num\">share delta</th><th class=\"num\">{1}/{0}</th>"
+      "<th class=\"num\">{0} calls</th><th class=\"num\">{0} per {2}</th>"
+      "<th class=\"num\">{1} calls</th><th class=\"num\">{1} per {2}</th>"
+      "<th class=\"num\">{1}/{0} per {2}</th></tr></thead><tbody>",
+      Escape(a), Escape(b), Escape(unit));
   for (const auto* rp : rows) {
     const auto& r = *rp;
     out += fmt::format(
         "<tr data-role=\"{}\" data-a-ns=\"{}\" data-b-ns=\"{}\" data-delta-ns=\"{}\"{}><td>{}"
-        "</td><td>{}</td><td>{}</td>{}{}{}{}{}{}{}</tr>",
+        "</td><td>{}</td><td>{}</td>{}{}{}{}{}{}{}{}{}{}{}{}</tr>",
         Escape(r.key()), r.a_time_ns(), r.b_time_ns(), r.delta_ns(),
         r.a_class() != r.b_class() && !r.a_class().empty() && !r.b_class().empty()
             ? " class=\"new\""
@@ -187,9 +207,23 @@ std::string RoleSection(const proto::Diff& d) {
                 static_cast<double>(r.delta_ns())),
         NumCell(FormatSharePoints(r.delta_share()), r.delta_share()),
         r.has_ratio() ? NumCell(FormatRatio(r.ratio()), r.ratio())
-                      : NumCell(r.status() == "only_a" ? "gone" : "new", -1));
+                      : NumCell(r.status() == "only_a" ? "gone" : "new", -1),
+        NumCell(std::to_string(r.a_calls()), static_cast<double>(r.a_calls())),
+        NumCell(r.a_per_unit_ns() > 0 ? FormatNs(r.a_per_unit_ns()) : "-", r.a_per_unit_ns()),
+        NumCell(std::to_string(r.b_calls()), static_cast<double>(r.b_calls())),
+        NumCell(r.b_per_unit_ns() > 0 ? FormatNs(r.b_per_unit_ns()) : "-", r.b_per_unit_ns()),
+        r.has_per_unit_ratio() ? NumCell(FormatRatio(r.per_unit_ratio()), r.per_unit_ratio())
+                               : NumCell("-", -1));
   }
-  out += "</tbody></table></div></section>\n";
+  out += "</tbody></table></div>";
+  if (!d.unit_source().empty()) {
+    out += "<p class=\"small muted\" id=\"diff-units\">Per " + Escape(unit) + ": " +
+           Escape(d.unit_source()) + ". Calls and times are " +
+           Escape(d.a().provenance().empty() ? "as the inputs say" : d.a().provenance()) +
+           (d.b().provenance() == d.a().provenance() ? "" : " / " + Escape(d.b().provenance())) +
+           ".</p>";
+  }
+  out += "</section>\n";
   return out;
 }
 
@@ -356,7 +390,12 @@ std::string CeilingSection(const proto::Diff& d, const DiffHtmlInputs& in) {
       "what removing the largest role or changing the format allows (hover a bar for the "
       "formula and inputs).</p>",
       modelled ? "Modelled" : "Measured", modelled ? "modelled runs" : "measurements");
+  out += "<p class=\"small muted\" id=\"ceilings-legend\">" +
+         Escape(html::BarLegendText(modelled)) + ".</p>";
   out += "<div class=\"tablewrap\">" + html::WaterfallSvg(bars, "waterfall") + "</div>";
+  if (std::string why = html::RooflineRankingNote(bars); !why.empty()) {
+    out += "<p class=\"small\" id=\"roofline-why\">" + Escape(why) + "</p>";
+  }
   out += "<div class=\"tablewrap\"><table><thead><tr><th>bar</th><th class=\"num\">tok/s</th>"
          "<th>formula</th><th>inputs</th><th>provenance</th></tr></thead><tbody>";
   for (const auto& b : bars) {

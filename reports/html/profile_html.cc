@@ -152,6 +152,8 @@ std::string RenderProfileHtml(const proto::Profile& profile, const HtmlOptions& 
   body += html::RankSection(profile);
   body += html::LatencySection(profile);
   body += TimelineSection(profile);
+  body += html::IdleSection(profile);
+  body += html::NvtxSummarySection(profile);
   body += html::CeilingsSection(profile);
   body += html::WarningsSection(profile);
   return html::Page(title, body, options.links);

@@ -240,10 +240,13 @@ std::string CeilingsSection(const proto::Profile& p, const std::string& id_prefi
                  "model to compute them from.</p></section>\n";
   }
   const std::string word = ThroughputWord(p);  // "modelled" for a modelled profile
-  out += fmt::format("<p class=\"small muted\">From what was {} to what each format allows. "
-                     "Solid bar: {}; dashed: computed or modelled (hover a bar for its "
-                     "inputs).</p>", word, word);
+  out += fmt::format("<p class=\"small muted\" id=\"{}ceilings-legend\">From what was {} to "
+                     "what each format allows. {} (hover a bar for its inputs).</p>",
+                     id_prefix, word, html::BarLegendText(word == "modelled"));
   out += "<div class=\"tablewrap\">" + WaterfallSvg(bars, id_prefix + "waterfall") + "</div>";
+  if (std::string why = RooflineRankingNote(bars); !why.empty()) {
+    out += "<p class=\"small\" id=\"" + id_prefix + "roofline-why\">" + Escape(why) + "</p>";
+  }
   out += fmt::format(
       "<div class=\"tablewrap\"><table id=\"{}ceiling-steps\"><thead><tr><th>bar</th>"
       "<th class=\"num\">tok/s</th><th>formula</th><th>inputs</th><th>provenance</th></tr>"

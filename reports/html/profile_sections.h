@@ -28,6 +28,21 @@ std::string CeilingsSection(const proto::Profile& p, const std::string& id_prefi
 // Warnings, collector statistics, unknown kernels, sources and notes.
 std::string WarningsSection(const proto::Profile& p);
 
+// What the ceilings charts could seem to contradict (ceiling_notes.cc): the legend's
+// solid/dashed code; why rooflines rank MXFP4 above NVFP4 (fewer bits per weight) while runs
+// rank by kernel path; empty when there is nothing to explain.
+std::string BarLegendText(bool all_modelled);
+std::string RooflineRankingNote(const std::vector<CeilingBar>& bars);
+std::string ModelRankingNote(const std::string& a_format, double a_tps,
+                             const std::string& b_format, double b_tps);
+
+// Span, busy and idle of the GPUs, the gaps between kernels, host runtime calls, the
+// launch-bound verdict and Amdahl against the span (idle_section.cc); empty without kernels.
+std::string IdleSection(const proto::Profile& p);
+
+// NVTX ranges by name (like nsys stats' nvtx_sum); empty without ranges.
+std::string NvtxSummarySection(const proto::Profile& p);
+
 // One row per rank (input trace) with the straggler marked; empty for a single trace.
 std::string RankSection(const proto::Profile& p);
 

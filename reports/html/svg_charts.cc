@@ -218,9 +218,15 @@ std::string WaterfallSvg(const std::vector<CeilingBar>& bars, const std::string&
     const auto& b = bars[i];
     const double y = kTop + i * kRowH + 4;
     const double w = std::max(1.0, xof(b.tokens_per_s));
+    // Solid means measured: a "measured"-kind bar of a modelled run (its throughput comes
+    // from the model) is dashed and purple like every other modelled figure.
+    const bool modelled_run = b.kind == "measured" &&
+                              b.provenance.find("modelled") != std::string::npos;
     auto it = kFill.find(b.kind);
-    const std::string fill = it == kFill.end() ? "#8C8C8C" : it->second;
-    const bool dashed = b.kind != "measured";
+    const std::string fill = modelled_run        ? "#CC79A7"
+                             : it == kFill.end() ? "#8C8C8C"
+                                                 : it->second;
+    const bool dashed = b.kind != "measured" || modelled_run;
     out += fmt::format(
         "<g class=\"ceil\" data-kind=\"{}\" data-tokens-per-s=\"{}\">"
         "<title>{}: {} tok/s\n{}\n{}\n{}</title>"

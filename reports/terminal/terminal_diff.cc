@@ -48,6 +48,19 @@ void Sides(const proto::Diff& d, TermCtx& c) {
                              : "-";
   t.AddRow({{"kernel time"}, {FormatNs(d.a().kernel_time_ns())},
             {FormatNs(d.b().kernel_time_ns())}, {kt_ratio}});
+  t.AddRow({{"kernel calls"}, {std::to_string(d.a().kernel_count())},
+            {std::to_string(d.b().kernel_count())},
+            {d.a().kernel_count() ? FormatRatio(static_cast<double>(d.b().kernel_count()) /
+                                                d.a().kernel_count())
+                                  : "-"}});
+  if (d.a().span_ns() > 0 || d.b().span_ns() > 0) {
+    auto idle = [](const proto::DiffSide& s) {
+      return s.span_ns() ? FormatNs(s.span_ns()) + ", idle " +
+                               FormatShare(static_cast<double>(s.idle_ns()) / s.span_ns())
+                         : std::string("-");
+    };
+    t.AddRow({{"GPU span"}, {idle(d.a())}, {idle(d.b())}, {""}});
+  }
   t.AddRow({{"tensor share"}, {FormatShare(d.a().tensor_share())},
             {FormatShare(d.b().tensor_share())},
             {FormatSharePoints(d.b().tensor_share() - d.a().tensor_share())}});
@@ -82,26 +95,38 @@ void Classes(const proto::Diff& d, TermCtx& c) {
   c.out += t.Render(c.o.color);
 }
 
+std::string PerUnitRatio(const proto::DiffRow& r) {
+  if (r.has_per_unit_ratio()) return FormatRatio(r.per_unit_ratio());
+  return RatioText(r);
+}
+
+// Roles with calls and time per unit of work on both sides (the diff's unit: token, step or
+// call), so a trace that merely captured fewer calls does not read as faster.
 void Roles(const proto::Diff& d, TermCtx& c) {
-  c.Heading("Roles (matched by role; B vs A)");
+  const std::string unit = d.unit().empty() ? "call" : d.unit();
+  c.Heading(fmt::format("Roles (matched by role; time per {}, B vs A)", unit));
   std::vector<const proto::DiffRow*> rows;
   for (const auto& r : d.roles()) rows.push_back(&r);
   std::stable_sort(rows.begin(), rows.end(), [](auto* x, auto* y) {
     return std::max(x->a_time_ns(), x->b_time_ns()) > std::max(y->a_time_ns(), y->b_time_ns());
   });
-  TextTable t({{"role"}, {"class A -> B"}, {"A time", TextTable::kRight},
-               {"A share", TextTable::kRight}, {"B time", TextTable::kRight},
-               {"B share", TextTable::kRight}, {"delta", TextTable::kRight},
-               {"B/A", TextTable::kRight}});
+  const std::string per = "/" + unit;
+  TextTable t({{"role"}, {"class A -> B"}, {"A calls", TextTable::kRight},
+               {"A time", TextTable::kRight}, {"A " + per, TextTable::kRight},
+               {"B calls", TextTable::kRight}, {"B time", TextTable::kRight},
+               {"B " + per, TextTable::kRight}, {"B/A " + per, TextTable::kRight}});
   const int n = std::min<int>(c.o.top_roles, static_cast<int>(rows.size()));
   for (int i = 0; i < n; ++i) {
     const auto& r = *rows[i];
     const char* color = r.a_class() != r.b_class() ? ClassColor(r.b_class()) : nullptr;
-    t.AddRow({{r.key()}, {ClassChange(r), color}, {FormatNs(r.a_time_ns())},
-              {FormatShare(r.a_share())}, {FormatNs(r.b_time_ns())}, {FormatShare(r.b_share())},
-              {FormatDeltaNs(static_cast<double>(r.delta_ns()))}, {RatioText(r)}});
+    t.AddRow({{r.key()}, {ClassChange(r), color}, {std::to_string(r.a_calls())},
+              {FormatNs(r.a_time_ns())},
+              {r.a_per_unit_ns() > 0 ? FormatNs(r.a_per_unit_ns()) : "-"},
+              {std::to_string(r.b_calls())}, {FormatNs(r.b_time_ns())},
+              {r.b_per_unit_ns() > 0 ? FormatNs(r.b_per_unit_ns()) : "-"}, {PerUnitRatio(r)}});
   }
   c.out += t.Render(c.o.color);
+  if (!d.unit_source().empty()) c.out += Wrap("units: " + d.unit_source(), c.width, "  ");
 }
 
 bool Replaced(const proto::DiffRow& r) {

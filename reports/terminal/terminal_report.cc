@@ -13,6 +13,10 @@
 #include "reports/terminal/terminal_util.h"
 
 namespace qprof::reports {
+
+void ProfileIdle(const proto::Profile& p, TermCtx& c);         // terminal_idle.cc
+void ProfileNvtxSummary(const proto::Profile& p, TermCtx& c);  // terminal_idle.cc
+
 namespace {
 
 using Ctx = TermCtx;
@@ -240,6 +244,8 @@ std::string ProfileSummaryText(const proto::Profile& profile, const TerminalOpti
   ProfileLatency(profile, c);
   ProfileRoles(profile, c);
   ProfileRanks(profile, c);
+  ProfileIdle(profile, c);
+  ProfileNvtxSummary(profile, c);
   ProfileCeilings(profile, c);
   ProfileWarnings(profile, c);
   return c.out;

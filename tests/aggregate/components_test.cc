@@ -157,6 +157,53 @@ TEST(IntervalUnion, FarOutOfOrderStaysWithinItsBound) {
   EXPECT_GT(u.late_bound_ns(), 0u);
 }
 
+// The gaps between merged intervals, by sort and sweep, into GapStats.
+GapStats SweepGaps(std::vector<std::pair<int64_t, int64_t>> iv) {
+  std::sort(iv.begin(), iv.end());
+  GapStats g;
+  int64_t ce = iv[0].second;
+  for (size_t i = 1; i < iv.size(); ++i) {
+    if (iv[i].first > ce) g.Add(static_cast<uint64_t>(iv[i].first - ce));
+    ce = std::max(ce, iv[i].second);
+  }
+  return g;
+}
+
+// Gaps between kernels, nearly in order and past kMaxPieces (so folded gaps and live ones
+// both count): the same counts, times and buckets as a sort and sweep, and they sum to
+// span - busy; a union read back from its figures keeps them.
+TEST(IntervalUnion, GapsEqualSortAndSweepAcrossFolds) {
+  std::mt19937_64 rng(6);
+  std::vector<std::pair<int64_t, int64_t>> iv;
+  std::uniform_int_distribution<int64_t> gap(1, 400'000), dur(1, 50'000);
+  int64_t t = 0;
+  for (int i = 0; i < 70000; ++i) {  // every kernel its own piece: folds four times
+    t += gap(rng);
+    iv.emplace_back(t, t + dur(rng));
+    t = iv.back().second;
+  }
+  for (size_t i = 0; i + 32 <= iv.size(); i += 32) {
+    std::shuffle(iv.begin() + static_cast<std::ptrdiff_t>(i),
+                 iv.begin() + static_cast<std::ptrdiff_t>(i + 32), rng);
+  }
+  IntervalUnion u;
+  for (auto [s, e] : iv) u.Add(s, e);
+  ASSERT_EQ(u.late_bound_ns(), 0u);
+  const GapStats want = SweepGaps(iv);
+  const GapStats got = u.gaps();
+  EXPECT_EQ(got.count, want.count);
+  EXPECT_EQ(got.total_ns, want.total_ns);
+  EXPECT_EQ(got.max_ns, want.max_ns);
+  EXPECT_EQ(got.bucket_count, want.bucket_count);
+  EXPECT_EQ(got.bucket_ns, want.bucket_ns);
+  EXPECT_EQ(got.total_ns, static_cast<uint64_t>(u.last() - u.first()) - u.length());
+  EXPECT_GT(got.bucket_count[1], 0u);  // the buckets are exercised, not all in one
+  EXPECT_GT(got.bucket_count[2], 0u);
+  IntervalUnion back = IntervalUnion::FromFigures(u.length(), u.late_bound_ns(), u.count(),
+                                                  u.first(), u.last(), u.gaps());
+  EXPECT_TRUE(back.gaps() == got);
+}
+
 TEST(WorkList, SumIsInLaunchOrderUntilTheLimitThenByDistinctWork) {
   WorkList w;
   for (int i = 0; i < 10; ++i) w.Add({100.0 * i, 0, "simt_fp32"});

@@ -223,6 +223,11 @@ TEST(Partials, SixteenFilesAtOnceEqualSixteenPartialsMerged) {
   }
   EXPECT_GT(with_launch, 0);
   EXPECT_GT(with_context, 0);
+  // The comparison covers the idle gaps and the NVTX range summary: both are there.
+  EXPECT_GT(whole.idle().gap_count(), 0u);
+  EXPECT_GT(whole.idle().span_ns(), whole.idle().busy_ns());
+  EXPECT_GT(whole.idle().host().runtime_calls(), 0u);
+  EXPECT_GT(whole.nvtx_summary_size(), 0);
   ASSERT_EQ(whole.ranks_size(), 16);
   EXPECT_NEAR(static_cast<double>(whole.ranks(7).compute_time_ns()) /
                   static_cast<double>(whole.ranks(0).compute_time_ns()),

@@ -21,12 +21,19 @@ def kineto_totals(path):
     with opener(path, "rb") as f:
         doc = json.loads(f.read(), parse_float=Decimal)
     events = doc["traceEvents"] if isinstance(doc, dict) else doc
-    count = total = 0
+    count = total = ranges = 0
     for e in events:
-        if e.get("ph") == "X" and str(e.get("cat", "")).lower() == "kernel":
+        cat = str(e.get("cat", "")).lower()
+        if e.get("ph") == "X" and cat == "kernel":
             count += 1
             ns = (Decimal(e["dur"]) * 1000).quantize(Decimal(1), rounding=ROUND_HALF_UP)
             total += int(ns)
+        elif e.get("ph") == "X" and cat == "cuda_profiler_range":
+            ranges += 1
+    # A counter-only trace (no kernel events) lists its kernels as counter ranges: they are
+    # kernels without a known duration.
+    if count == 0:
+        count = ranges
     return count, total
 
 

@@ -269,12 +269,20 @@ def check_diff(name, root, diff):
     check(head is not None, f"{name}: no headline")
     roles = diff.get("roles", [])
     if head is not None and roles:
-        key = max(roles, key=lambda r: abs(int(r.get("delta_ns", 0))))
+        # The role whose time per unit of work moved most (diffs normalised for the work each
+        # side captured); older diffs: the largest change of total time.
+        moved = diff.get("moved_role")
+        key = (next(r for r in roles if r["key"] == moved) if moved else
+               max(roles, key=lambda r: abs(int(r.get("delta_ns", 0)))))
         text = text_of(head)
         check(text.startswith(key["key"] + ":"), f"{name}: headline {text!r} is not about "
               f"{key['key']}")
-        pct = "%.1f%%" % (100 * key.get("a_share", 0))
-        check(pct in text, f"{name}: headline lacks A share {pct}: {text!r}")
+        if moved:
+            unit = diff.get("unit", "call")
+            check(f"per {unit}" in text, f"{name}: headline lacks 'per {unit}': {text!r}")
+        else:
+            pct = "%.1f%%" % (100 * key.get("a_share", 0))
+            check(pct in text, f"{name}: headline lacks A share {pct}: {text!r}")
         if key.get("a_class") and key.get("b_class") and key["a_class"] != key["b_class"]:
             check(f"{key['a_class']} \u2192 {key['b_class']}" in text,
                   f"{name}: headline lacks the class change: {text!r}")

@@ -107,4 +107,20 @@ void FillImportedHeader(proto::TraceHeader* h, const std::string& path, const ch
   h->mutable_collector()->set_collector(std::string("import:") + kind);
 }
 
+bool IsLaunchCall(std::string_view name) {
+  return name.find("Launch") != std::string_view::npos &&
+         name.find("HostFunc") == std::string_view::npos;
+}
+
+void CountHostCall(std::string_view name, int64_t dur_ns, proto::TraceHeader* header) {
+  if (dur_ns < 0) return;
+  proto::HostCalls* h = header->mutable_host_calls();
+  h->set_runtime_calls(h->runtime_calls() + 1);
+  h->set_runtime_ns(h->runtime_ns() + static_cast<uint64_t>(dur_ns));
+  if (IsLaunchCall(name)) {
+    h->set_launch_calls(h->launch_calls() + 1);
+    h->set_launch_ns(h->launch_ns() + static_cast<uint64_t>(dur_ns));
+  }
+}
+
 }  // namespace qprof::importers

@@ -53,6 +53,14 @@ class Progress {
   bool printed_ = false;
 };
 
+// A CUDA runtime or driver call that launches kernels: cudaLaunchKernel, cuLaunchKernel(Ex),
+// cudaLaunchKernelExC, cudaLaunchCooperativeKernel, cudaGraphLaunch (nsys names carry a
+// "_v7000"-style suffix).
+bool IsLaunchCall(std::string_view name);
+
+// Adds one runtime/driver call of `dur_ns` named `name` to the header's host-call sums.
+void CountHostCall(std::string_view name, int64_t dur_ns, proto::TraceHeader* header);
+
 struct ThreadKey {
   uint32_t pid = 0;
   uint64_t tid = 0;

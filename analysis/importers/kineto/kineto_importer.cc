@@ -272,6 +272,7 @@ void KinetoReader::Commit(KinetoEvent& e) {
       return;
     }
     case KinetoEventKind::kRuntime:
+      if (e.has_dur) CountHostCall(e.name, e.dur_ns, trace_.mutable_header());
       if (e.has_correlation && e.has_ts) {
         pending_.AddLaunch(e.correlation, {e.pid_num, e.tid_num}, e.ts_ns, e.name);
       }

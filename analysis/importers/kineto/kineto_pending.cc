@@ -145,6 +145,10 @@ void PendingTrace::AttachProfilerRanges(proto::CollectorStats* c) {
   }
   std::stable_sort(profiler_ranges_.begin(), profiler_ranges_.end(),
                    [](const ProfilerRange& a, const ProfilerRange& b) { return a.ts_ns < b.ts_ns; });
+  // A counter-only trace (range profiling: no kernel events at all) lists its kernels only
+  // as ranges: they become kernels, as HTA reads them, with zero duration because the
+  // range's time is the profiler's replay window, not the kernel's.
+  const bool counter_only = by_name.empty();
   std::unordered_map<uint32_t, size_t> used;
   int matched = 0, unmatched = 0;
   for (size_t r = 0; r < profiler_ranges_.size(); ++r) {
@@ -162,13 +166,23 @@ void PendingTrace::AttachProfilerRanges(proto::CollectorStats* c) {
       PendingGpu p;  // kind unspecified, device 0, zero duration at the range's time
       p.name = name;
       p.start = p.end = profiler_ranges_[r].ts_ns;
+      if (counter_only) {
+        p.kind = proto::ACTIVITY_KIND_KERNEL;
+        p.from_profiler_range = true;
+      }
       gpu_.push_back(p);
       target = &gpu_.back();
     }
     target->metrics = static_cast<int32_t>(r);
   }
   c->set_metrics_available(true);
-  if (unmatched > 0) {
+  if (counter_only && unmatched > 0) {
+    c->add_warnings(absl::StrCat(
+        "counter-only trace: ", unmatched, " kernels are known only by their "
+        "cuda_profiler_range counter records; they are imported as kernels (as HTA reads "
+        "them) with zero duration, since a range's time is the profiler's replay window, not "
+        "the kernel's: kernel counts, names and counters are real, kernel times are not known"));
+  } else if (unmatched > 0) {
     c->add_warnings(absl::StrCat(
         unmatched, " of ", matched + unmatched,
         " cuda_profiler_range counter records match no kernel event by name and order; kept as "
@@ -205,9 +219,10 @@ void PendingTrace::FillActivity(const PendingGpu& p, int64_t base_ns, proto::Act
   a->set_name(*names_[p.name]);
   a->set_start_ns(p.start + base_ns);
   a->set_end_ns(p.end + base_ns);
-  if (p.kind == proto::ACTIVITY_KIND_UNSPECIFIED) {
+  if (p.kind == proto::ACTIVITY_KIND_UNSPECIFIED || p.from_profiler_range) {
     (*a->mutable_args())["kineto_category"] = "cuda_profiler_range";
-  } else {
+  }
+  if (p.kind != proto::ACTIVITY_KIND_UNSPECIFIED) {
     a->set_device_id(p.device);
     a->set_stream_id(p.stream);
     a->set_correlation_id(p.correlation);

@@ -72,6 +72,7 @@ class PendingTrace {
     bool graph_launch = false;
     bool has_reported_occupancy = false;
     double reported_occupancy_pct = 0;  // Kineto's "est. achieved occupancy %"
+    bool from_profiler_range = false;  // a kernel known only by its counter range
   };
   
   struct Runtime {

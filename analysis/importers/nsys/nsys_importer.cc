@@ -120,6 +120,7 @@ class NsysReader {
       ASSIGN_OR_RETURN(bool has, db_->HasTable(t.name));
       if (has) RETURN_IF_ERROR(Guard(t.name, ReadActivities(t)));
     }
+    RETURN_IF_ERROR(Guard(kRuntimeTable, ReadHostCalls()));
     FinishHeader();
     sink_->End(trace_header_, truncated_, truncation_detail_);
     progress_.Finish();
@@ -159,6 +160,7 @@ class NsysReader {
   absl::Status PrepareJoin();
   absl::Status ReadRanges();
   absl::Status ReadActivities(const ActivityTable& table);
+  absl::Status ReadHostCalls();
   void FillActivity(const SqliteStmt& st, const RowColumns& c, proto::ActivityKind kind,
                     proto::Activity* a);
   void SetLaunch(int64_t global_tid, int64_t start, int64_t api_name_id, proto::Activity* a);
@@ -249,6 +251,33 @@ absl::Status NsysReader::PrepareJoin() {
   if (!can_join_) {
     join_warnings_.push_back(
         "CUPTI_ACTIVITY_KIND_RUNTIME lacks correlationId/globalTid/start: no NVTX paths");
+  }
+  return absl::OkStatus();
+}
+
+// Time the host spent in CUDA runtime/driver calls, and in kernel launches among them: one
+// aggregate query per call name (a handful of rows), nothing kept per call.
+absl::Status NsysReader::ReadHostCalls() {
+  ASSIGN_OR_RETURN(bool has_runtime, db_->HasTable(kRuntimeTable));
+  if (!has_runtime) return absl::OkStatus();
+  ASSIGN_OR_RETURN(Columns c, db_->TableColumns(kRuntimeTable));
+  if (!c.Has("start") || !c.Has("end") || !c.Has("nameId")) return absl::OkStatus();
+  ASSIGN_OR_RETURN(SqliteStmt st,
+                   db_->Prepare(absl::StrCat("SELECT nameId, COUNT(*), SUM(\"end\" - start) FROM ",
+                                             kRuntimeTable, " WHERE \"end\" >= start GROUP BY nameId")));
+  proto::HostCalls* h = trace_header_.mutable_host_calls();
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) break;
+    const std::string* name = StringById(st, 0);
+    const uint64_t calls = static_cast<uint64_t>(st.Int(1));
+    const uint64_t ns = static_cast<uint64_t>(st.Int(2));
+    h->set_runtime_calls(h->runtime_calls() + calls);
+    h->set_runtime_ns(h->runtime_ns() + ns);
+    if (name != nullptr && IsLaunchCall(*name)) {
+      h->set_launch_calls(h->launch_calls() + calls);
+      h->set_launch_ns(h->launch_ns() + ns);
+    }
   }
   return absl::OkStatus();
 }
