@@ -70,7 +70,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> models = {"tiny"};
   if (!quick) models.push_back("small");
   for (const std::string& model : models) {
-    const runtime::ModelConfig c = *runtime::PresetConfig(model);
+    const runtime::ModelArch c = *runtime::PresetArch(model);
     for (auto fmt : {kernels::Fp4Format::kMxfp4, kernels::Fp4Format::kNvfp4}) {
       auto w = runtime::MakeSyntheticWeights(c, fmt, 0, 1, &pool);
       if (!w.ok()) return 1;
@@ -80,7 +80,6 @@ int main(int argc, char** argv) {
           runtime::DecoderOptions o;
           o.context_lengths = runtime::ContextLengths(256, batch);
           o.max_steps = steps + 1;
-          o.moe_grouped = grouped;
           o.moe_kernel_id = std::string(grouped ? "moe.w4a16_mma." : "moe.slot_gemv.") +
                             kernels::FormatName(fmt);
           o.mla_kernel_id = "attn.sparse_mla.simt";

@@ -233,8 +233,9 @@ void BenchMoe(Fp4Format f, const std::vector<int>& batches, int arch) {
     }
     const float* dw = Upload(std::vector<float>(size_t(B) * K, 1.f / K));
     const double bytes = unique_total / kSets * expert_bytes;
-    for (MoeCudaPath path : {MoeCudaPath::kSlotGemv, MoeCudaPath::kW4a16Mma, MoeCudaPath::kFp4Mma}) {
-      if (path == MoeCudaPath::kFp4Mma && arch != 120) continue;
+    for (const MoeCudaPath* p_path : qprof::kernels::cuda::MoeCudaPaths()) {
+      const MoeCudaPath& path = *p_path;
+      if (path.only_sm != 0 && path.only_sm != arch) continue;
       MoeParams q = p;
       q.tokens = B; q.x = dx; q.out = dout; q.topk_weights = dw; q.topk_ids = dids[0];
       const size_t wsb = qprof::kernels::cuda::MoeCudaWorkspaceBytes(q, path);
@@ -247,8 +248,8 @@ void BenchMoe(Fp4Format f, const std::vector<int>& batches, int arch) {
       });
       cudaDeviceSynchronize();
       cudaGetLastError();
-      const std::string name = std::string("moe.") + qprof::kernels::cuda::MoeCudaPathName(path);
-      Row(name, qprof::kernels::cuda::MoeCudaPathName(path), nv ? "nvfp4" : "mxfp4", B, t, bytes);
+      const std::string name = std::string("moe.") + path.name;
+      Row(name, path.name, nv ? "nvfp4" : "mxfp4", B, t, bytes);
       cudaFree(ws);
     }
     for (const int32_t* d : dids) cudaFree(const_cast<int32_t*>(d));

@@ -19,6 +19,7 @@
 #include "cli/command.h"
 #include "fmt/core.h"
 #include "proto/trace_io.h"
+#include "runtime/plan.h"
 #include "runtime/run.h"
 
 namespace qprof::cli {

@@ -14,7 +14,9 @@
 #include "base/file_util.h"
 #include "base/status_macros.h"
 #include "fmt/core.h"
+#include "kernels/registry/dispatch.h"
 #include "proto/trace_io.h"
+#include "runtime/plan.h"
 
 namespace qprof::cli {
 namespace {
@@ -50,11 +52,8 @@ absl::StatusOr<std::vector<ModelVariant>> ParseModelVariants(const std::string& 
   }
   std::vector<std::string> backends =
       absl::StrSplit(moe_backend.empty() ? "auto" : moe_backend, ',', absl::SkipWhitespace());
-  for (const std::string& b : backends) {
-    if (b != "auto" && b != "slot_gemv" && b != "w4a16_mma" && b != "fp4_mma") {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "unknown --moe-backend '", b, "' (auto, slot_gemv, w4a16_mma, fp4_mma)"));
-    }
+  for (const std::string& b : backends) {  // names the registry knows (any target here)
+    RETURN_IF_ERROR(kernels::ResolveMoeVariant(formats[0], b, "").status());
   }
   std::vector<ModelVariant> out;
   for (const std::string& f : formats) {

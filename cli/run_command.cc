@@ -1,8 +1,8 @@
 // `qprof run`: run the bundled decode workload, write one trace per format and the reports.
 //
 // Structure (one function per stage, so other backends and outputs plug in):
-//   FormatsToRun -> RunFormat (runtime::RunDecode) -> WriteFormatTrace -> PrintSummary
-//   -> WriteRunReports (cli/run_reports.h: JSON, HTML, Perfetto per format; the diff).
+//   FormatsToRun -> RunFormat (runtime::RunOnBackends over cli/decode_backends.h)
+//   -> WriteFormatTrace -> PrintSummary -> WriteRunReports (cli/run_reports.h: JSON, HTML, Perfetto per format; the diff).
 // `both` runs MXFP4 then NVFP4 on the same seed: identical synthetic weights before
 // quantization, identical prompts and context lengths.
 #include <algorithm>
@@ -19,14 +19,17 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "base/absl_fmt.h"
 #include "base/file_util.h"
 #include "base/status_macros.h"
 #include "cli/command.h"
+#include "cli/decode_backends.h"
 #include "cli/model_run.h"
 #include "cli/run_reports.h"
 #include "fmt/core.h"
+#include "kernels/registry/dispatch.h"
 #include "proto/trace_io.h"
 #include "runtime/run.h"
 
@@ -71,8 +74,11 @@ absl::StatusOr<std::vector<runtime::RunResult>> RunFormat(const RunArgs& args,
     fmt::print(stderr, "[{}] +{:.1f} s {}\n", format, t, line);
   };
   fmt::print(stderr, "[{}] building weights and caches for model {} ...\n", format, o.model);
+  const std::vector<std::unique_ptr<runtime::DecodeBackend>> owned = MakeDecodeBackends();
+  std::vector<runtime::DecodeBackend*> backends;
+  for (const auto& b : owned) backends.push_back(b.get());
   ASSIGN_OR_RETURN(std::vector<runtime::RunResult> runs,
-                   runtime::RunDecodeBatches(o, args.batches));
+                   runtime::RunOnBackends(backends, o, args.batches));
   for (runtime::RunResult& r : runs) {
     r.trace.mutable_header()->mutable_run()->set_command_line(absl::StrJoin(args.argv, " "));
     r.trace.mutable_header()->mutable_run()->set_qprof_version(QPROF_VERSION);
@@ -266,15 +272,25 @@ absl::StatusOr<std::vector<int>> ParseBatches(const std::string& list) {
   return out;
 }
 
-}  // namespace
+// --moe-backend (a comma list for --backend model) and --mla-kernel: the names the kernel
+// registry has, checked before anything runs ("" = fine, else the registry's message).
+std::string CheckMoeBackends(std::string& value) {
+  for (absl::string_view item : absl::StrSplit(value, ',')) {
+    auto k = kernels::ResolveMoeVariant("mxfp4", std::string(item), "");
+    if (!k.ok()) return std::string(k.status().message());
+  }
+  return std::string();
+}
 
-void RegisterRunCommand(CLI::App& app, CommandRunner& runner) {
-  auto args = std::make_shared<RunArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "run",
-      "Run the bundled DeepSeek-style decode workload (MXFP4 and NVFP4 on identical weights by "
-      "default) and write traces, reports and their diff into --out");
-  runtime::RunOptions& o = args->options;
+std::string CheckMlaKernel(std::string& value) {
+  const kernels::KernelInfo* moe = *kernels::ResolveMoeVariant("mxfp4", "auto", "");
+  auto k = kernels::ResolveMlaVariant(value, *moe);
+  return k.ok() ? std::string() : std::string(k.status().message());
+}
+
+// What runs: where, which model and format, how much (batch, steps, context).
+void AddWorkloadOptions(CLI::App* cmd, RunArgs& args) {
+  runtime::RunOptions& o = args.options;
   // The main job picks the GPU when one is present (issue: `qprof run` with no options).
   o.backend = "auto";
   cmd->add_option("--backend", o.backend,
@@ -286,11 +302,11 @@ void RegisterRunCommand(CLI::App& app, CommandRunner& runner) {
   cmd->add_option("--model", o.model,
                   "Model: a preset (tiny, small, v4-flash) or a JSON config file")
       ->capture_default_str();
-  cmd->add_option("--format", args->format,
+  cmd->add_option("--format", args.format,
                   "Expert weight format: mxfp4, nvfp4, or both (same weights and prompts)")
       ->check(CLI::IsMember({"mxfp4", "nvfp4", "both"}))
       ->capture_default_str();
-  cmd->add_option("--batch", args->batch,
+  cmd->add_option("--batch", args.batch,
                   "Concurrent sequences decoded per step, or a comma list (e.g. 1,16,64): every "
                   "size on the same weights, built and uploaded once; then one folder per size "
                   "(--out/b<N>)")
@@ -308,27 +324,32 @@ void RegisterRunCommand(CLI::App& app, CommandRunner& runner) {
                   "Context length of the first sequence; the others spread down to half")
       ->check(CLI::Range(1, 1 << 24))
       ->capture_default_str();
+}
+
+// The kernel variants: choices, rule and checks from the registry (kernels/registry/dispatch.h).
+void AddKernelOptions(CLI::App* cmd, runtime::RunOptions& o) {
   cmd->add_option("--moe-backend", o.moe_backend,
-                  "MoE kernel path: auto (mxfp4 -> slot_gemv, nvfp4 -> w4a16_mma or fp4_mma), "
-                  "slot_gemv, w4a16_mma, fp4_mma (on the CPU both MMA paths run the grouped "
-                  "kernel); with --backend model a comma list models each path")
-      ->check(CLI::Validator(
-          [](std::string& value) -> std::string {
-            for (absl::string_view item : absl::StrSplit(value, ',')) {
-              if (item != "auto" && item != "slot_gemv" && item != "w4a16_mma" &&
-                  item != "fp4_mma") {
-                return absl::StrCat("'", std::string(item),
-                                    "' is not one of auto, slot_gemv, w4a16_mma, fp4_mma");
-              }
-            }
-            return std::string();
-          },
-          "auto|slot_gemv|w4a16_mma|fp4_mma[,...]"))
+                  absl::StrCat("MoE kernel path: ", kernels::MoeBackendChoices(),
+                               ". auto: mxfp4 -> slot_gemv; nvfp4 -> fp4_mma where a kernel "
+                               "for the GPU exists, else w4a16_mma (on the CPU the MMA paths "
+                               "run the grouped kernel); with --backend model a comma list "
+                               "models each path"))
+      ->check(CLI::Validator(CheckMoeBackends,
+                             absl::StrCat(absl::StrReplaceAll(kernels::MoeBackendChoices(),
+                                                              {{", ", "|"}}),
+                                          "[,...]")))
       ->capture_default_str();
   cmd->add_option("--mla-kernel", o.mla_kernel,
-                  "Sparse-MLA variant recorded: auto (simt with slot_gemv, else mma), simt, mma")
-      ->check(CLI::IsMember({"auto", "simt", "mma"}))
+                  absl::StrCat("Sparse-MLA variant: ", kernels::MlaKernelChoices(),
+                               ". auto: the one on the MoE path's pipe (simt with slot_gemv, "
+                               "else mma)"))
+      ->check(CLI::Validator(CheckMlaKernel,
+                             absl::StrReplaceAll(kernels::MlaKernelChoices(), {{", ", "|"}})))
       ->capture_default_str();
+}
+
+// How much of the model runs, and split over how many ranks.
+void AddSplitOptions(CLI::App* cmd, runtime::RunOptions& o) {
   cmd->add_option("--layers", o.layers, "Run only the first N layers (0 = all)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--tp", o.tp,
@@ -336,7 +357,11 @@ void RegisterRunCommand(CLI::App& app, CommandRunner& runner) {
                   "--backend model models the ranks' interconnect; the CPU backend runs tp 1 only")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
-  AddModelOptions(cmd, args->model);
+}
+
+// Weights, threads, checks and where the files go.
+void AddRunSettings(CLI::App* cmd, RunArgs& args) {
+  runtime::RunOptions& o = args.options;
   cmd->add_option("--seed", o.seed, "Seed of the synthetic weights, prompts and caches")
       ->capture_default_str();
   cmd->add_option("--threads", o.threads, "CPU threads (0 = all cores)")
@@ -350,10 +375,25 @@ void RegisterRunCommand(CLI::App& app, CommandRunner& runner) {
   cmd->add_flag("--cuda-graph", o.cuda_graph,
                 "CUDA backend: capture step 1 into a CUDA graph and replay it for later steps "
                 "(steps 0 and 1 are then warm-up, left out of tokens/s)");
-  cmd->add_option("--out", args->out_dir,
+  cmd->add_option("--out", args.out_dir,
                   "Output folder: <format>.qtrace, <format>.json/.html/.perfetto.json, "
                   "diff.json and diff.html (open this one first)")
       ->capture_default_str();
+}
+
+}  // namespace
+
+void RegisterRunCommand(CLI::App& app, CommandRunner& runner) {
+  auto args = std::make_shared<RunArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "run",
+      "Run the bundled DeepSeek-style decode workload (MXFP4 and NVFP4 on identical weights by "
+      "default) and write traces, reports and their diff into --out");
+  AddWorkloadOptions(cmd, *args);
+  AddKernelOptions(cmd, args->options);
+  AddSplitOptions(cmd, args->options);
+  AddModelOptions(cmd, args->model);
+  AddRunSettings(cmd, *args);
   cmd->callback([&runner, args, &app] {
     args->batches = *ParseBatches(args->batch);  // validated by --batch's check
     args->options.batch = args->batches[0];

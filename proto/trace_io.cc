@@ -155,6 +155,66 @@ bool LooksLikeQtrace(const std::string& first_bytes) {
          std::string_view(first_bytes).substr(0, kTraceMagic.size()) == kTraceMagic;
 }
 
+namespace {
+
+// Reads the frame at *pos (advancing it); false with *stop saying why when the rest of the
+// file is not a whole frame (a cut or corrupt tail: the trace is truncated there).
+bool ReadFrame(const uint8_t* data, size_t size, size_t* pos, proto::TraceFrame* frame,
+               std::string* stop) {
+  const size_t frame_start = *pos;
+  uint64_t len = 0;
+  if (!ReadVarint(data, size, pos, &len)) {
+    *stop = absl::StrCat("stopped at byte ", frame_start, ": frame length cut off");
+    return false;
+  }
+  if (len > kMaxFrameBytes || len > size - *pos) {
+    *stop = absl::StrCat("stopped at byte ", frame_start, ": frame length ", len,
+                         len > kMaxFrameBytes ? " is implausible" : " exceeds the ",
+                         len > kMaxFrameBytes ? "" : absl::StrCat(size - *pos, " bytes left"));
+    return false;
+  }
+  if (!frame->ParseFromArray(data + *pos, static_cast<int>(len))) {
+    *stop = absl::StrCat("stopped at byte ", frame_start, ": frame does not parse");
+    return false;
+  }
+  *pos += len;
+  return true;
+}
+
+// What the frames after the header add up to.
+struct FrameState {
+  bool have_footer = false;
+  uint64_t footer_count = 0;
+};
+
+// Folds a chunk or the footer into `trace`; DataLoss for anything else, or for bytes
+// after the footer (which ends at `pos` of a `size`-byte file).
+absl::Status AddFrame(const std::string& path, proto::TraceFrame* frame, size_t frame_start,
+                      size_t pos, size_t size, proto::Trace* trace, FrameState* state) {
+  if (frame->has_chunk()) {
+    auto* chunk = frame->mutable_chunk();
+    for (auto& a : *chunk->mutable_activities()) *trace->add_activities() = std::move(a);
+    for (auto& r : *chunk->mutable_ranges()) *trace->add_ranges() = std::move(r);
+    return absl::OkStatus();
+  }
+  if (!frame->has_footer()) {
+    return absl::DataLossError(
+        absl::StrCat(path, ": frame at byte ", frame_start, " is empty or of an unknown kind"));
+  }
+  const auto& f = frame->footer();
+  if (f.has_collector()) *trace->mutable_header()->mutable_collector() = f.collector();
+  if (f.has_run()) *trace->mutable_header()->mutable_run() = f.run();
+  state->footer_count = f.activity_count();
+  state->have_footer = true;
+  if (pos != size) {
+    return absl::DataLossError(
+        absl::StrCat(path, ": ", size - pos, " unexpected bytes after the footer at byte ", pos));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<proto::Trace> ReadTrace(const std::string& path) {
   ASSIGN_OR_RETURN(MappedFile file, MappedFile::Open(path));
   const uint8_t* data = file.data();
@@ -163,8 +223,7 @@ absl::StatusOr<proto::Trace> ReadTrace(const std::string& path) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": empty file, not a .qtrace trace"));
   }
   const size_t magic_len = kTraceMagic.size();
-  const size_t head = std::min(size, magic_len);
-  if (std::memcmp(data, kTraceMagic.data(), head) != 0) {
+  if (std::memcmp(data, kTraceMagic.data(), std::min(size, magic_len)) != 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         path, ": not a .qtrace trace (the file does not start with \"", std::string(kTraceMagic), "\")"));
   }
@@ -172,69 +231,34 @@ absl::StatusOr<proto::Trace> ReadTrace(const std::string& path) {
     return absl::DataLossError(
         absl::StrCat(path, ": trace cut inside its header (", size, " bytes)"));
   }
-
   proto::Trace trace;
   size_t pos = magic_len;
   bool have_header = false;
-  bool have_footer = false;
-  uint64_t footer_count = 0;
+  FrameState state;
   std::string stop;  // why reading stopped before a footer
   while (pos < size) {
     const size_t frame_start = pos;
-    uint64_t len = 0;
-    if (!ReadVarint(data, size, &pos, &len)) {
-      stop = absl::StrCat("stopped at byte ", frame_start, ": frame length cut off");
-      break;
-    }
-    if (len > kMaxFrameBytes || len > size - pos) {
-      stop = absl::StrCat("stopped at byte ", frame_start, ": frame length ", len,
-                          len > kMaxFrameBytes ? " is implausible" : " exceeds the ",
-                          len > kMaxFrameBytes ? "" : absl::StrCat(size - pos, " bytes left"));
-      break;
-    }
     proto::TraceFrame frame;
-    if (!frame.ParseFromArray(data + pos, static_cast<int>(len))) {
-      stop = absl::StrCat("stopped at byte ", frame_start, ": frame does not parse");
-      break;
-    }
-    pos += len;
-    if (!have_header) {
-      if (!frame.has_header()) {
-        return absl::DataLossError(
-            absl::StrCat(path, ": the first frame (byte ", frame_start, ") is not a header"));
-      }
-      *trace.mutable_header() = std::move(*frame.mutable_header());
-      have_header = true;
+    if (!ReadFrame(data, size, &pos, &frame, &stop)) break;
+    if (have_header) {
+      RETURN_IF_ERROR(AddFrame(path, &frame, frame_start, pos, size, &trace, &state));
       continue;
     }
-    if (frame.has_chunk()) {
-      auto* chunk = frame.mutable_chunk();
-      for (auto& a : *chunk->mutable_activities()) *trace.add_activities() = std::move(a);
-      for (auto& r : *chunk->mutable_ranges()) *trace.add_ranges() = std::move(r);
-    } else if (frame.has_footer()) {
-      const auto& f = frame.footer();
-      if (f.has_collector()) *trace.mutable_header()->mutable_collector() = f.collector();
-      if (f.has_run()) *trace.mutable_header()->mutable_run() = f.run();
-      footer_count = f.activity_count();
-      have_footer = true;
-      if (pos != size) {
-        return absl::DataLossError(absl::StrCat(path, ": ", size - pos,
-                                                " unexpected bytes after the footer at byte ",
-                                                pos));
-      }
-    } else {
+    if (!frame.has_header()) {
       return absl::DataLossError(
-          absl::StrCat(path, ": frame at byte ", frame_start, " is empty or of an unknown kind"));
+          absl::StrCat(path, ": the first frame (byte ", frame_start, ") is not a header"));
     }
+    *trace.mutable_header() = std::move(*frame.mutable_header());
+    have_header = true;
   }
   if (!have_header) {
     return absl::DataLossError(absl::StrCat(
         path, ": trace cut inside its header", stop.empty() ? "" : " (", stop,
         stop.empty() ? "" : ")"));
   }
-  if (have_footer) {
-    if (footer_count != static_cast<uint64_t>(trace.activities_size())) {
-      return absl::DataLossError(absl::StrCat(path, ": footer counts ", footer_count,
+  if (state.have_footer) {
+    if (state.footer_count != static_cast<uint64_t>(trace.activities_size())) {
+      return absl::DataLossError(absl::StrCat(path, ": footer counts ", state.footer_count,
                                               " activities but the chunks hold ",
                                               trace.activities_size()));
     }

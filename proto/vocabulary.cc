@@ -31,4 +31,14 @@ std::string_view ProvenanceLabel(proto::Provenance p) {
   }
 }
 
+double format::BitsPerWeight(std::string_view f) {
+  if (f == kMxfp4) return 4.0 + 8.0 / 32.0;
+  if (f == kNvfp4) return 4.0 + 8.0 / 16.0;
+  if (f == kFp8) return 8.0 + 32.0 / (128.0 * 128.0);
+  if (f == kBf16 || f == kFp16) return 16.0;
+  if (f == kFp32) return 32.0;
+  if (f == kInt8) return 8.0;
+  return 0.0;
+}
+
 }  // namespace qprof

@@ -86,6 +86,18 @@ bool IsKnownPipeClass(std::string_view s);
 // "measured on GPU", "measured on host CPU", "imported", "modelled", "unspecified".
 std::string_view ProvenanceLabel(proto::Provenance p);
 
+namespace format {
+// Bits one stored weight costs in `format`, block scales included; the one definition the
+// registry's work models and the analysis's format ceilings share:
+//   mxfp4 4 + 8/32 = 4.25   E2M1, one UE8M0 scale per 32 weights (OCP MX)
+//   nvfp4 4 + 8/16 = 4.5    E2M1, one E4M3 scale per 16 (the FP32 tensor scale is one per
+//                           matrix, counted per matrix by the work models, not here)
+//   fp8   8 + 32/16384      E4M3 with one FP32 scale per 128x128 block: the layout of the
+//                           DeepSeek FP8 checkpoints the published FP8 figures ran (8.00195)
+//   bf16, fp16 16; fp32 32; int8 8; 0 for anything else.
+double BitsPerWeight(std::string_view format);
+}  // namespace format
+
 }  // namespace qprof
 
 #endif  // QPROF_PROTO_VOCABULARY_H_

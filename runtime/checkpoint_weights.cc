@@ -41,7 +41,7 @@ std::vector<std::pair<std::string, Bf16Tensor*>> DenseTensors(ModelWeights& w) {
   return out;
 }
 
-absl::Status LoadDense(const weights::Checkpoint& ck, const ModelConfig& c,
+absl::Status LoadDense(const weights::Checkpoint& ck, const ModelArch& c,
                        const std::string& name, Bf16Tensor* t) {
   ASSIGN_OR_RETURN(SynthSpec spec, WeightSpec(c, 0, name));
   const std::string stored = name + ".weight";
@@ -64,7 +64,7 @@ absl::Status LoadDense(const weights::Checkpoint& ck, const ModelConfig& c,
 }
 
 // Expert matrix `name` ([rows, cols]) into slot `index` of a stack.
-absl::Status LoadExpert(const weights::Checkpoint& ck, const ModelConfig& c,
+absl::Status LoadExpert(const weights::Checkpoint& ck, const ModelArch& c,
                         const std::string& name, int64_t index, Fp4Stack* stack) {
   ASSIGN_OR_RETURN(SynthSpec spec, WeightSpec(c, 0, name));
   const std::string stored = name + ".weight";
@@ -122,22 +122,12 @@ absl::Status LoadExpert(const weights::Checkpoint& ck, const ModelConfig& c,
   return absl::OkStatus();
 }
 
-void Size(Fp4Format f, int64_t count, int64_t rows, int64_t cols, Fp4Stack* s) {
-  s->format = f;
-  s->count = count;
-  s->rows = rows;
-  s->cols = cols;
-  s->packed.assign(static_cast<size_t>(count * rows * cols / 2), 0);
-  s->scales.assign(static_cast<size_t>(count * rows * (cols / kernels::BlockSize(f))), 0);
-  if (f == Fp4Format::kNvfp4) s->scale2.assign(static_cast<size_t>(count), 1.0f);
-}
-
 }  // namespace
 
 absl::StatusOr<ModelWeights> LoadCheckpointWeights(const std::string& dir,
-                                                   const ModelConfig& c, Fp4Format format,
+                                                   const ModelArch& c, Fp4Format format,
                                                    int layers) {
-  RETURN_IF_ERROR(ValidateModelConfig(c, kernels::FormatName(format)));
+  RETURN_IF_ERROR(ValidateModelArch(c, kernels::FormatName(format)));
   ASSIGN_OR_RETURN(weights::Checkpoint ck, weights::Checkpoint::Open(dir));
   const weights::CheckpointFormat want = format == Fp4Format::kMxfp4
                                              ? weights::CheckpointFormat::kMxfp4
@@ -149,26 +139,22 @@ absl::StatusOr<ModelWeights> LoadCheckpointWeights(const std::string& dir,
   }
   if (layers <= 0 || layers > c.n_layers) layers = c.n_layers;
   ModelWeights w;
-  w.config = c;
+  w.arch = c;
   w.format = format;
   w.layers = layers;
   w.source = dir;
   w.layer.resize(layers);
   for (auto& [name, t] : DenseTensors(w)) RETURN_IF_ERROR(LoadDense(ck, c, name, t));
-  const int64_t E = c.n_routed_experts, I = c.moe_inter_dim, D = c.dim;
-  const int64_t Is = I * c.n_shared_experts;
+  const int64_t E = c.n_routed_experts;
   for (int l = 0; l < layers; ++l) {
     LayerWeights& L = w.layer[l];
     const std::string p = absl::StrCat("layers.", l, ".ffn.");
-    Size(format, E, 2 * I, D, &L.w13);
-    Size(format, E, D, I, &L.w2);
+    AllocateExperts(c, format, &L);
     for (int64_t e = 0; e < E; ++e) {
       RETURN_IF_ERROR(LoadExpert(ck, c, absl::StrCat(p, "experts.", e, ".w13"), e, &L.w13));
       RETURN_IF_ERROR(LoadExpert(ck, c, absl::StrCat(p, "experts.", e, ".w2"), e, &L.w2));
     }
     if (c.n_shared_experts > 0) {
-      Size(format, 1, 2 * Is, D, &L.shared_w13);
-      Size(format, 1, D, Is, &L.shared_w2);
       RETURN_IF_ERROR(LoadExpert(ck, c, p + "shared.w13", 0, &L.shared_w13));
       RETURN_IF_ERROR(LoadExpert(ck, c, p + "shared.w2", 0, &L.shared_w2));
     }
@@ -176,9 +162,9 @@ absl::StatusOr<ModelWeights> LoadCheckpointWeights(const std::string& dir,
   return w;
 }
 
-absl::Status WriteSyntheticSafetensors(const ModelConfig& c, uint64_t seed, int layers,
+absl::Status WriteSyntheticSafetensors(const ModelArch& c, uint64_t seed, int layers,
                                        const std::string& path) {
-  RETURN_IF_ERROR(ValidateModelConfig(c));
+  RETURN_IF_ERROR(ValidateModelArch(c));
   if (layers <= 0 || layers > c.n_layers) layers = c.n_layers;
   std::vector<std::string> names = {"embed", "norm", "lm_head"};
   for (int l = 0; l < layers; ++l) {
@@ -208,7 +194,7 @@ absl::Status WriteSyntheticSafetensors(const ModelConfig& c, uint64_t seed, int 
                                              : std::vector<int64_t>{s.rows, s.cols};
     RETURN_IF_ERROR(writer.Add(name + ".weight", weights::Dtype::kF32, shape, std::move(bytes)));
   }
-  writer.SetMetadata("qprof_model", ModelConfigToJson(c));
+  writer.SetMetadata("qprof_model", ModelArchToJson(c));
   return writer.Write(path);
 }
 

@@ -13,17 +13,27 @@
 #include "kernels/moe/moe_cpu.h"
 #include "kernels/registry/registry.h"
 #include "proto/vocabulary.h"
-#include "runtime/synthetic.h"
+#include "runtime/prompt_cache.h"
 
 namespace qprof::runtime {
 namespace {
 
-using kernels::DenseGemmParams;
-using kernels::RmsNormParams;
+int64_t ShapeOf(const StepLaunch& l, const char* key) {
+  auto it = l.shape.find(key);
+  return it == l.shape.end() ? -1 : it->second;
+}
 
-kernels::DenseGemmParams Gemm(int m, const Bf16Tensor& w, const float* x, float* y,
-                              bool accumulate, kernels::ThreadPool* pool) {
-  DenseGemmParams p;
+// The description and the weights must agree on a projection's [n, k].
+absl::Status CheckGemm(const StepLaunch& l, const Bf16Tensor& w) {
+  if (ShapeOf(l, "n") == w.rows && ShapeOf(l, "k") == w.cols) return absl::OkStatus();
+  return absl::InternalError(absl::StrCat("decode step ", StepOpName(l.op), ": described n ",
+                                          ShapeOf(l, "n"), " k ", ShapeOf(l, "k"),
+                                          ", weights [", w.rows, ", ", w.cols, "]"));
+}
+
+kernels::DenseGemmParams GemmParams(int m, const Bf16Tensor& w, const float* x, float* y,
+                                    bool accumulate, kernels::ThreadPool* pool) {
+  kernels::DenseGemmParams p;
   p.m = m;
   p.n = static_cast<int>(w.rows);
   p.k = static_cast<int>(w.cols);
@@ -35,9 +45,9 @@ kernels::DenseGemmParams Gemm(int m, const Bf16Tensor& w, const float* x, float*
   return p;
 }
 
-RmsNormParams Norm(int rows, int cols, int stride, const Bf16Tensor& w, const float* x,
-                   float* out, float eps) {
-  RmsNormParams p;
+kernels::RmsNormParams NormParams(int rows, int cols, int stride, const Bf16Tensor& w,
+                                  const float* x, float* out, float eps) {
+  kernels::RmsNormParams p;
   p.rows = rows;
   p.cols = cols;
   p.x_stride = stride;
@@ -53,7 +63,13 @@ RmsNormParams Norm(int rows, int cols, int stride, const Bf16Tensor& w, const fl
 
 CpuDecoder::CpuDecoder(const ModelWeights& weights, DecoderOptions options,
                        kernels::ThreadPool* pool)
-    : w_(weights), c_(weights.config), o_(std::move(options)), pool_(pool) {}
+    : w_(weights), c_(weights.arch), o_(std::move(options)), pool_(pool) {
+  const kernels::KernelInfo* moe = kernels::KernelRegistry::Global().Find(o_.moe_kernel_id);
+  moe_cpu_kernel_ = moe == nullptr || moe->cpu_stand_in.empty() ? o_.moe_kernel_id
+                                                                 : moe->cpu_stand_in;
+  const kernels::KernelInfo* cpu = kernels::KernelRegistry::Global().Find(moe_cpu_kernel_);
+  moe_grouped_ = cpu != nullptr && cpu->family == "moe.grouped";
+}
 
 size_t CpuDecoder::cache_bytes() const {
   size_t n = 0;
@@ -63,6 +79,11 @@ size_t CpuDecoder::cache_bytes() const {
 }
 
 absl::Status CpuDecoder::Init() {
+  const kernels::KernelInfo* moe = kernels::KernelRegistry::Global().Find(o_.moe_kernel_id);
+  if (moe == nullptr || !moe->has_cpu || moe->role != role::kMoeExperts) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("decoder: '", o_.moe_kernel_id, "' is not a MoE variant the CPU can run"));
+  }
   batch_ = static_cast<int>(o_.context_lengths.size());
   if (batch_ < 1) return absl::InvalidArgumentError("decoder: empty batch");
   int max_len = *std::max_element(o_.context_lengths.begin(), o_.context_lengths.end());
@@ -71,25 +92,8 @@ absl::Status CpuDecoder::Init() {
   const int B = batch_, D = c_.dim, dqk = c_.d_qk(), Di = c_.index_head_dim;
   kv_.assign(w_.layers, {});
   ikey_.assign(w_.layers, {});
-  // Prompt rows: latent and rope parts ~N(0,1) like the normalised latents the model
-  // writes; index keys likewise. Rows past the prompt stay zero until appended.
-  std::vector<float> row(std::max(dqk, Di));
   for (int l = 0; l < w_.layers; ++l) {
-    kv_[l].assign(static_cast<size_t>(B) * stride_ * dqk, 0);
-    ikey_[l].assign(static_cast<size_t>(B) * stride_ * Di, 0);
-    SynthSpec kvs{o_.seed, absl::StrCat("cache.layers.", l, ".kv"), int64_t{B} * stride_, dqk,
-                  1.0f};
-    SynthSpec iks{o_.seed, absl::StrCat("cache.layers.", l, ".index_k"),
-                  int64_t{B} * stride_, Di, 1.0f};
-    for (int b = 0; b < B; ++b) {
-      for (int t = 0; t < o_.context_lengths[b]; ++t) {
-        int64_t r = int64_t{b} * stride_ + t;
-        SynthRows(kvs, r, r + 1, row.data());
-        kernels::FloatToBf16N(row.data(), dqk, &kv_[l][r * dqk]);
-        SynthRows(iks, r, r + 1, row.data());
-        kernels::FloatToBf16N(row.data(), Di, &ikey_[l][r * Di]);
-      }
-    }
+    FillPromptCache(o_.seed, l, o_.context_lengths, stride_, dqk, Di, &kv_[l], &ikey_[l]);
   }
   base_lens_.assign(o_.context_lengths.begin(), o_.context_lengths.end());
   lens_ = base_lens_;
@@ -140,10 +144,21 @@ void CpuDecoder::Record(profiler::HostCollector* col, const std::string& id,
   col->RecordKernel(t0, t1, std::move(call));
 }
 
+StepDims CpuDecoder::Dims() const {
+  StepDims d;
+  d.batch = batch_;
+  d.layers = w_.layers;
+  d.moe_id = o_.moe_kernel_id;
+  d.mla_id = o_.mla_kernel_id;
+  d.slice = *MakeTpSlice(c_, w_.format, 1, 0);  // tp 1 is always valid for a valid model
+  d.lens.assign(base_lens_.begin(), base_lens_.end());
+  return d;
+}
+
 absl::Status CpuDecoder::Step(int step, const std::vector<int32_t>& tokens,
                               profiler::HostCollector* col, std::vector<float>* logits,
                               std::vector<int32_t>* next) {
-  const int B = batch_, D = c_.dim;
+  const int B = batch_;
   if (static_cast<int>(tokens.size()) != B) {
     return absl::InvalidArgumentError(
         absl::StrCat("decoder: ", tokens.size(), " tokens for batch ", B));
@@ -154,138 +169,134 @@ absl::Status CpuDecoder::Step(int step, const std::vector<int32_t>& tokens,
     }
     positions_[b] = base_lens_[b];  // position of the new token
   }
-  profiler::ScopedHostRange r_step(col, absl::StrCat("step ", step));
-  {
-    profiler::ScopedHostRange r(col, "embed");
-    RETURN_IF_ERROR(Run(col, "embedding", {{"rows", B}, {"dim", D}, {"vocab", c_.vocab_size}},
-                        [&] {
-                          return kernels::EmbeddingCpu({B, D, c_.vocab_size, tokens.data(),
-                                                        w_.embed.data.data(), x_.data()});
-                        }));
-  }
-  for (int l = 0; l < w_.layers; ++l) {
-    profiler::ScopedHostRange r_layer(col, absl::StrCat("layer ", l));
-    {
-      profiler::ScopedHostRange r(col, "attn");
-      RETURN_IF_ERROR(Attention(l, col));
-    }
-    {
-      profiler::ScopedHostRange r(col, "moe");
-      RETURN_IF_ERROR(Moe(l, col));
-    }
-  }
-  for (int b = 0; b < B; ++b) ++base_lens_[b];
-  profiler::ScopedHostRange r(col, "head");
   logits->assign(size_t(B) * c_.vocab_size, 0);
   next->assign(B, 0);
-  RETURN_IF_ERROR(Run(col, "norm.rmsnorm", {{"rows", B}, {"cols", D}}, [&] {
-    return kernels::RmsNormCpu(Norm(B, D, D, w_.final_norm, x_.data(), h_.data(), c_.norm_eps));
-  }));
-  RETURN_IF_ERROR(Run(col, "gemm.lm_head", {{"m", B}, {"n", c_.vocab_size}, {"k", D}}, [&] {
-    return kernels::DenseGemmCpu(Gemm(B, w_.lm_head, h_.data(), logits->data(), false, pool_));
-  }));
-  return Run(col, "sampling.argmax", {{"rows", B}, {"cols", c_.vocab_size}}, [&] {
-    return kernels::ArgmaxCpu({B, c_.vocab_size, logits->data(), next->data()});
+  tokens_ = &tokens;
+  logits_ = logits;
+  next_ = next;
+  profiler::ScopedHostRange r_step(col, absl::StrCat("step ", step));
+  int depth = 0;  // ranges open below the step, closed on every way out
+  struct CloseRanges {
+    profiler::HostCollector* col;
+    int* depth;
+    ~CloseRanges() {
+      for (; col != nullptr && *depth > 0; --*depth) col->PopRange();
+    }
+  } close{col, &depth};
+  std::string open;
+  for (const StepLaunch& l : DescribeDecodeStep(c_, Dims())) {
+    SwitchRange(
+        open, l.range,
+        [&](const std::string& name) {
+          if (col != nullptr) col->PushRange(name);
+          ++depth;
+        },
+        [&] {
+          if (col != nullptr) col->PopRange();
+          --depth;
+        });
+    open = l.range;
+    RETURN_IF_ERROR(Execute(l, col));
+  }
+  for (int b = 0; b < B; ++b) ++base_lens_[b];
+  return absl::OkStatus();
+}
+
+absl::Status CpuDecoder::Execute(const StepLaunch& l, profiler::HostCollector* col) {
+  const int B = batch_, D = c_.dim, V = c_.vocab_size;
+  switch (l.op) {
+    case StepOp::kEmbed:
+      return Run(col, l.kernel_id, l.shape, [&] {
+        return kernels::EmbeddingCpu({B, D, V, tokens_->data(), w_.embed.data.data(), x_.data()});
+      });
+    case StepOp::kAttnNorm:
+    case StepOp::kQNorm:
+    case StepOp::kKvNorm:
+    case StepOp::kFfnNorm:
+    case StepOp::kFinalNorm:
+      return Norm(l, col);
+    case StepOp::kWqA:
+    case StepOp::kWqB:
+    case StepOp::kWkvA:
+    case StepOp::kWiQ:
+    case StepOp::kWiK:
+    case StepOp::kWiW:
+    case StepOp::kWoA:
+    case StepOp::kWoB:
+    case StepOp::kLmHead:
+      return Gemm(l, col);
+    case StepOp::kRopeQ:
+    case StepOp::kRopeK:
+      return Rope(l, col);
+    case StepOp::kKvAppend:
+      return KvAppend(l, col);
+    case StepOp::kIndexer:
+      return Indexer(l, col);
+    case StepOp::kSparseMla:
+      return SparseMla(l, col);
+    case StepOp::kRouter:
+      return Router(l, col);
+    case StepOp::kRoutedExperts:
+    case StepOp::kSharedExpert:
+      return Experts(l, col);
+    case StepOp::kArgmax:
+      return Run(col, l.kernel_id, l.shape,
+                 [&] { return kernels::ArgmaxCpu({B, V, logits_->data(), next_->data()}); });
+    case StepOp::kAllReduce:
+    case StepOp::kLocalExpertIds:
+      break;  // tensor parallel: the CPU backend runs tp 1 only
+  }
+  return absl::InternalError(
+      absl::StrCat("the CPU decoder has no kernel for step op ", StepOpName(l.op)));
+}
+
+absl::Status CpuDecoder::Gemm(const StepLaunch& l, profiler::HostCollector* col) {
+  const bool head = l.op == StepOp::kLmHead;
+  const LayerWeights* L = head ? nullptr : &w_.layer[l.layer];
+  const Bf16Tensor* w = nullptr;
+  const float* in = h_.data();
+  float* out = nullptr;
+  bool acc = false;
+  switch (l.op) {
+    case StepOp::kWqA: w = &L->wq_a; out = qa_.data(); break;
+    case StepOp::kWqB: w = &L->wq_b; in = qa_.data(); out = q_.data(); break;
+    case StepOp::kWkvA: w = &L->wkv_a; out = kv_new_.data(); break;
+    case StepOp::kWiQ: w = &L->wi_q; in = qa_.data(); out = iq_.data(); break;
+    case StepOp::kWiK: w = &L->wi_k; out = ik_.data(); break;
+    case StepOp::kWiW: w = &L->wi_w; out = iw_.data(); break;
+    case StepOp::kWoA: w = &L->wo_a; in = attn_.data(); out = oa_.data(); break;
+    case StepOp::kWoB: w = &L->wo_b; in = oa_.data(); out = x_.data(); acc = true; break;  // + residual
+    case StepOp::kLmHead: w = &w_.lm_head; out = logits_->data(); break;
+    default: return absl::InternalError(absl::StrCat("not a projection: ", StepOpName(l.op)));
+  }
+  RETURN_IF_ERROR(CheckGemm(l, *w));
+  return Run(col, l.kernel_id, l.shape, [&] {
+    return kernels::DenseGemmCpu(GemmParams(batch_, *w, in, out, acc, pool_));
   });
 }
 
-absl::Status CpuDecoder::Attention(int l, profiler::HostCollector* col) {
-  const LayerWeights& L = w_.layer[l];
-  const int B = batch_, D = c_.dim, H = c_.n_heads, dqk = c_.d_qk(), dv = c_.kv_lora_rank;
-  const int R = c_.rope_dim, Hi = c_.index_n_heads, Di = c_.index_head_dim;
+absl::Status CpuDecoder::Norm(const StepLaunch& l, profiler::HostCollector* col) {
+  const int B = batch_, D = c_.dim, dqk = c_.d_qk(), dv = c_.kv_lora_rank;
   const float eps = c_.norm_eps;
-  auto gemm = [&](const Bf16Tensor& w, const float* x, float* y, bool acc) {
-    return Run(col, "gemm.dense", {{"m", B}, {"n", w.rows}, {"k", w.cols}},
-               [&] { return kernels::DenseGemmCpu(Gemm(B, w, x, y, acc, pool_)); });
-  };
-  RETURN_IF_ERROR(Run(col, "norm.rmsnorm", {{"rows", B}, {"cols", D}}, [&] {
-    return kernels::RmsNormCpu(Norm(B, D, D, L.attn_norm, x_.data(), h_.data(), eps));
-  }));
-  RETURN_IF_ERROR(gemm(L.wq_a, h_.data(), qa_.data(), false));
-  RETURN_IF_ERROR(Run(col, "norm.rmsnorm", {{"rows", B}, {"cols", c_.q_lora_rank}}, [&] {
-    return kernels::RmsNormCpu(
-        Norm(B, c_.q_lora_rank, c_.q_lora_rank, L.q_norm, qa_.data(), qa_.data(), eps));
-  }));
-  RETURN_IF_ERROR(gemm(L.wq_b, qa_.data(), q_.data(), false));
-  RETURN_IF_ERROR(gemm(L.wkv_a, h_.data(), kv_new_.data(), false));
-  RETURN_IF_ERROR(Run(col, "norm.rmsnorm", {{"rows", B}, {"cols", dv}}, [&] {
-    return kernels::RmsNormCpu(Norm(B, dv, dqk, L.kv_norm, kv_new_.data(), kv_new_.data(), eps));
-  }));
-  // Two calls like the CUDA backend's two launches: the query heads, then the latent key.
-  RETURN_IF_ERROR(Run(col, "rope", {{"rows", B}, {"heads", H}, {"rope_dim", R}}, [&] {
-    kernels::RopeParams rq{B, H, R, dqk, H * dqk, c_.rope_theta, positions_.data(),
-                           q_.data() + dv};
-    return kernels::RopeCpu(rq);
-  }));
-  RETURN_IF_ERROR(Run(col, "rope", {{"rows", B}, {"heads", 1}, {"rope_dim", R}}, [&] {
-    kernels::RopeParams rk{B, 1, R, dqk, dqk, c_.rope_theta, positions_.data(),
-                           kv_new_.data() + dv};
-    return kernels::RopeCpu(rk);
-  }));
-  RETURN_IF_ERROR(gemm(L.wi_q, qa_.data(), iq_.data(), false));
-  RETURN_IF_ERROR(gemm(L.wi_k, h_.data(), ik_.data(), false));
-  RETURN_IF_ERROR(gemm(L.wi_w, h_.data(), iw_.data(), false));
-  RETURN_IF_ERROR(Run(col, "attn.kv_append", {{"batch", B}, {"d_qk", dqk}, {"index_dim", Di}},
-                      [&] {
-                        for (int b = 0; b < B; ++b) {
-                          int64_t r = int64_t{b} * stride_ + positions_[b];
-                          kernels::FloatToBf16N(&kv_new_[size_t(b) * dqk], dqk,
-                                                &kv_[l][r * dqk]);
-                          kernels::FloatToBf16N(&ik_[size_t(b) * Di], Di, &ikey_[l][r * Di]);
-                          lens_[b] = positions_[b] + 1;
-                        }
-                        return absl::OkStatus();
-                      }));
-  int64_t ctx = 0, sel_total = 0;
-  for (int b = 0; b < B; ++b) ctx += lens_[b];
-  std::vector<int32_t> counts(B);
-  kernels::IndexerParams ip;
-  ip.batch = B;
-  ip.index_heads = Hi;
-  ip.index_dim = Di;
-  ip.index_topk = c_.index_topk;
-  ip.window = c_.window;
-  ip.kv_seq_stride = stride_;
-  ip.out_topk = out_topk_;
-  ip.q = iq_.data();
-  ip.head_weights = iw_.data();
-  ip.keys = ikey_[l].data();
-  ip.seq_lens = lens_.data();
-  ip.scores = scores_.data();
-  ip.indices = indices_.data();
-  ip.counts = counts.data();
-  ip.pool = pool_;
-  const int64_t t0 = profiler::HostNowNs();
-  RETURN_IF_ERROR(kernels::IndexerTopkCpu(ip));
-  const int64_t t1 = profiler::HostNowNs();
-  for (int b = 0; b < B; ++b) sel_total += counts[b];
-  const int64_t avg_ctx = (ctx + B / 2) / B, avg_sel = (sel_total + B / 2) / B;
-  // The shape needs the selection size, known only after the call.
-  Record(col, "attn.indexer",
-         {{"batch", B}, {"context", avg_ctx}, {"index_heads", Hi}, {"index_dim", Di},
-          {"selected", avg_sel}},
-         t0, t1);
-  kernels::SparseMlaParams mp;
-  mp.batch = B;
-  mp.heads = H;
-  mp.d_v = dv;
-  mp.d_qk = dqk;
-  mp.topk = out_topk_;
-  mp.kv_seq_stride = stride_;
-  mp.softmax_scale = 1.0f / std::sqrt(static_cast<float>(dqk));
-  mp.q = q_.data();
-  mp.kv = kv_[l].data();
-  mp.seq_lens = lens_.data();
-  mp.indices = indices_.data();
-  mp.out = attn_.data();
-  mp.pool = pool_;
-  RETURN_IF_ERROR(Run(col, o_.mla_kernel_id,
-                      {{"batch", B}, {"heads", H}, {"selected", avg_sel}, {"d_qk", dqk},
-                       {"d_v", dv}},
-                      [&] { return kernels::SparseMlaDecodeCpu(mp); },
-                      "sparse_mla_decode_cpu"));
-  RETURN_IF_ERROR(gemm(L.wo_a, attn_.data(), oa_.data(), false));
-  return gemm(L.wo_b, oa_.data(), x_.data(), /*acc=*/true);  // residual add
+  const LayerWeights* L = l.layer == kNoLayer ? nullptr : &w_.layer[l.layer];
+  kernels::RmsNormParams p;
+  switch (l.op) {
+    case StepOp::kAttnNorm: p = NormParams(B, D, D, L->attn_norm, x_.data(), h_.data(), eps); break;
+    case StepOp::kQNorm:
+      p = NormParams(B, c_.q_lora_rank, c_.q_lora_rank, L->q_norm, qa_.data(), qa_.data(), eps);
+      break;
+    case StepOp::kKvNorm:
+      p = NormParams(B, dv, dqk, L->kv_norm, kv_new_.data(), kv_new_.data(), eps);  // the latent part
+      break;
+    case StepOp::kFfnNorm: p = NormParams(B, D, D, L->ffn_norm, x_.data(), h_.data(), eps); break;
+    case StepOp::kFinalNorm: p = NormParams(B, D, D, w_.final_norm, x_.data(), h_.data(), eps); break;
+    default: return absl::InternalError(absl::StrCat("not a norm: ", StepOpName(l.op)));
+  }
+  if (ShapeOf(l, "cols") != p.cols) {
+    return absl::InternalError(absl::StrCat("decode step ", StepOpName(l.op), ": described cols ",
+                                            ShapeOf(l, "cols"), ", weights ", p.cols));
+  }
+  return Run(col, l.kernel_id, l.shape, [&] { return kernels::RmsNormCpu(p); });
 }
 
 }  // namespace qprof::runtime

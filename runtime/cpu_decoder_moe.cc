@@ -1,5 +1,5 @@
-// The MoE half of a layer: RMSNorm, router, routed experts, shared expert (all added to
-// the residual), and the FP32 dense expert path of the reference model.
+// The MoE operations of the CPU decoder: the router, the routed and shared experts (added
+// to the residual), and the FP32 dense expert path of the reference model.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -14,71 +14,61 @@
 
 namespace qprof::runtime {
 
-absl::Status CpuDecoder::Moe(int l, profiler::HostCollector* col) {
-  const LayerWeights& L = w_.layer[l];
-  const int B = batch_, D = c_.dim, E = c_.n_routed_experts, k = c_.n_activated_experts;
-  const int I = c_.moe_inter_dim, Is = c_.moe_inter_dim * c_.n_shared_experts;
-  RETURN_IF_ERROR(Run(col, "norm.rmsnorm", {{"rows", B}, {"cols", D}}, [&] {
-    kernels::RmsNormParams p;
-    p.rows = B;
-    p.cols = D;
-    p.eps = c_.norm_eps;
-    p.x = x_.data();
-    p.weight = L.ffn_norm.data.data();
-    p.out = h_.data();
-    return kernels::RmsNormCpu(p);
-  }));
-  RETURN_IF_ERROR(Run(col, "moe.router", {{"tokens", B}, {"experts", E}, {"dim", D}, {"topk", k}},
-                      [&] {
-                        kernels::DenseGemmParams g;
-                        g.m = B;
-                        g.n = E;
-                        g.k = D;
-                        g.x = h_.data();
-                        g.w = L.gate.data.data();
-                        g.y = router_.data();
-                        g.pool = pool_;
-                        RETURN_IF_ERROR(kernels::DenseGemmCpu(g));
-                        kernels::RouterTopkParams r{B, E, k, c_.route_scale, router_.data(),
-                                                    nullptr, topk_ids_.data(), topk_w_.data()};
-                        return kernels::RouterTopkCpu(r);
-                      }));
-  const std::string fmt = kernels::FormatName(w_.format);
-  const std::string cpu_kernel =
-      o_.dense_fp32_experts ? "dense_fp32_reference"
-                            : absl::StrCat(o_.moe_grouped ? "moe.grouped." : "moe.slot_gemv.", fmt);
-  auto run_experts = [&](bool shared) -> absl::Status {
-    kernels::MoeParams p;
-    p.format = w_.format;
-    p.tokens = B;
-    p.dim = D;
-    p.inter = shared ? Is : I;
-    p.experts = shared ? 1 : E;
-    p.topk = shared ? 1 : k;
-    p.swiglu_limit = c_.swiglu_limit;
-    p.x = h_.data();
-    p.topk_ids = shared ? shared_ids_.data() : topk_ids_.data();
-    p.topk_weights = shared ? shared_w_.data() : topk_w_.data();
-    p.w13 = shared ? L.shared_w13.View() : L.w13.View();
-    p.w2 = shared ? L.shared_w2.View() : L.w2.View();
-    p.out = x_.data();  // residual add
-    p.slot_hidden = slot_hidden_.data();
-    p.pool = pool_;
-    const int unique = kernels::CountUniqueExperts(p.topk_ids, B, p.topk, p.experts);
-    return Run(col, o_.moe_kernel_id,
-               {{"tokens", B}, {"topk", p.topk}, {"experts", p.experts}, {"dim", D},
-                {"inter", p.inter}, {"unique_experts", unique}},
-               [&] {
-                 if (o_.dense_fp32_experts) {
-                   return DenseExperts(l, shared, p.topk_ids, p.topk_weights, p.topk);
-                 }
-                 return o_.moe_grouped ? kernels::MoeGroupedCpu(p) : kernels::MoeSlotGemvCpu(p);
-               },
-               cpu_kernel);
-  };
-  RETURN_IF_ERROR(run_experts(false));
-  if (c_.n_shared_experts > 0) RETURN_IF_ERROR(run_experts(true));
-  return absl::OkStatus();
+absl::Status CpuDecoder::Router(const StepLaunch& l, profiler::HostCollector* col) {
+  const LayerWeights& L = w_.layer[l.layer];
+  const int B = batch_, E = c_.n_routed_experts, k = c_.n_activated_experts;
+  return Run(col, l.kernel_id, l.shape, [&] {
+    kernels::DenseGemmParams g;
+    g.m = B;
+    g.n = E;
+    g.k = c_.dim;
+    g.x = h_.data();
+    g.w = L.gate.data.data();
+    g.y = router_.data();
+    g.pool = pool_;
+    RETURN_IF_ERROR(kernels::DenseGemmCpu(g));
+    kernels::RouterTopkParams r{B, E, k, c_.route_scale, router_.data(),
+                                nullptr, topk_ids_.data(), topk_w_.data()};
+    return kernels::RouterTopkCpu(r);
+  });
+}
+
+absl::Status CpuDecoder::Experts(const StepLaunch& l, profiler::HostCollector* col) {
+  const LayerWeights& L = w_.layer[l.layer];
+  const bool shared = l.op == StepOp::kSharedExpert;
+  const int B = batch_;
+  kernels::MoeParams p;
+  p.format = w_.format;
+  p.tokens = B;
+  p.dim = c_.dim;
+  p.inter = shared ? c_.moe_inter_dim * c_.n_shared_experts : c_.moe_inter_dim;
+  p.experts = shared ? 1 : c_.n_routed_experts;
+  p.topk = shared ? 1 : c_.n_activated_experts;
+  p.swiglu_limit = c_.swiglu_limit;
+  p.x = h_.data();
+  p.topk_ids = shared ? shared_ids_.data() : topk_ids_.data();
+  p.topk_weights = shared ? shared_w_.data() : topk_w_.data();
+  p.w13 = shared ? L.shared_w13.View() : L.w13.View();
+  p.w2 = shared ? L.shared_w2.View() : L.w2.View();
+  p.out = x_.data();  // residual add
+  p.slot_hidden = slot_hidden_.data();
+  p.pool = pool_;
+  if (l.shape.at("experts") != p.experts || l.shape.at("inter") != p.inter) {
+    return absl::InternalError(absl::StrCat(
+        "decode step ", StepOpName(l.op), ": described ", l.shape.at("experts"), " experts of "
+        "width ", l.shape.at("inter"), ", weights ", p.experts, " of width ", p.inter));
+  }
+  const std::string cpu_kernel = o_.dense_fp32_experts ? "dense_fp32_reference" : moe_cpu_kernel_;
+  kernels::KernelShape shape = l.shape;  // with the experts this batch really hit
+  shape["unique_experts"] = kernels::CountUniqueExperts(p.topk_ids, B, p.topk, p.experts);
+  return Run(col, l.kernel_id, shape,
+             [&] {
+               if (o_.dense_fp32_experts) {
+                 return DenseExperts(l.layer, shared, p.topk_ids, p.topk_weights, p.topk);
+               }
+               return moe_grouped_ ? kernels::MoeGroupedCpu(p) : kernels::MoeSlotGemvCpu(p);
+             },
+             cpu_kernel);
 }
 
 // FP32 experts from the unquantized synthetic weights: for each used expert, regenerate

@@ -88,17 +88,30 @@ absl::Status QuantizeInto(const SynthSpec& s, int64_t index, Fp4Stack* stack) {
   return absl::OkStatus();
 }
 
-void SizeStack(Fp4Format f, int64_t count, int64_t rows, int64_t cols, Fp4Stack* s) {
-  s->format = f;
-  s->count = count;
-  s->rows = rows;
-  s->cols = cols;
-  s->packed.assign(static_cast<size_t>(count * rows * cols / 2), 0);
-  s->scales.assign(static_cast<size_t>(count * rows * (cols / kernels::BlockSize(f))), 0);
-  if (f == Fp4Format::kNvfp4) s->scale2.assign(static_cast<size_t>(count), 1.0f);
+}  // namespace
+
+Fp4Stack Fp4Stack::Zeros(Fp4Format format, int64_t count, int64_t rows, int64_t cols) {
+  Fp4Stack s;
+  s.format = format;
+  s.count = count;
+  s.rows = rows;
+  s.cols = cols;
+  s.packed.assign(static_cast<size_t>(count * rows * cols / 2), 0);
+  s.scales.assign(static_cast<size_t>(count * rows * (cols / kernels::BlockSize(format))), 0);
+  if (format == Fp4Format::kNvfp4) s.scale2.assign(static_cast<size_t>(count), 1.0f);
+  return s;
 }
 
-}  // namespace
+void AllocateExperts(const ModelArch& c, Fp4Format format, LayerWeights* layer) {
+  const int64_t E = c.n_routed_experts, I = c.moe_inter_dim, D = c.dim;
+  const int64_t Is = I * c.n_shared_experts;
+  layer->w13 = Fp4Stack::Zeros(format, E, 2 * I, D);
+  layer->w2 = Fp4Stack::Zeros(format, E, D, I);
+  if (c.n_shared_experts > 0) {
+    layer->shared_w13 = Fp4Stack::Zeros(format, 1, 2 * Is, D);
+    layer->shared_w2 = Fp4Stack::Zeros(format, 1, D, Is);
+  }
+}
 
 size_t ModelWeights::expert_bytes() const {
   size_t n = 0;
@@ -120,7 +133,7 @@ size_t ModelWeights::dense_bytes() const {
   return n;
 }
 
-absl::StatusOr<SynthSpec> WeightSpec(const ModelConfig& c, uint64_t seed,
+absl::StatusOr<SynthSpec> WeightSpec(const ModelArch& c, uint64_t seed,
                                      const std::string& name) {
   const int64_t D = c.dim, H = c.n_heads, dqk = c.d_qk(), I = c.moe_inter_dim;
   const int64_t Is = int64_t{c.moe_inter_dim} * c.n_shared_experts;
@@ -163,19 +176,18 @@ absl::StatusOr<SynthSpec> WeightSpec(const ModelConfig& c, uint64_t seed,
   return absl::NotFoundError(absl::StrCat("no weight named '", name, "' in model ", c.name));
 }
 
-absl::StatusOr<ModelWeights> MakeSyntheticWeights(const ModelConfig& c, Fp4Format format,
+absl::StatusOr<ModelWeights> MakeSyntheticWeights(const ModelArch& c, Fp4Format format,
                                                   int layers, uint64_t seed,
                                                   kernels::ThreadPool* pool) {
-  RETURN_IF_ERROR(ValidateModelConfig(c, kernels::FormatName(format)));
+  RETURN_IF_ERROR(ValidateModelArch(c, kernels::FormatName(format)));
   if (layers <= 0 || layers > c.n_layers) layers = c.n_layers;
   ModelWeights w;
-  w.config = c;
+  w.arch = c;
   w.format = format;
   w.layers = layers;
   w.source = absl::StrCat("synthetic seed ", seed);
   w.layer.resize(layers);
-  const int64_t E = c.n_routed_experts, I = c.moe_inter_dim, D = c.dim;
-  const int64_t Is = I * c.n_shared_experts;
+  const int64_t E = c.n_routed_experts;
 
   // Jobs: every BF16 tensor and every expert matrix, run on the pool.
   struct Job {
@@ -197,15 +209,12 @@ absl::StatusOr<ModelWeights> MakeSyntheticWeights(const ModelConfig& c, Fp4Forma
              {"ffn.gate", &L.gate}}) {
       jobs.push_back({p + n, t});
     }
-    SizeStack(format, E, 2 * I, D, &L.w13);
-    SizeStack(format, E, D, I, &L.w2);
+    AllocateExperts(c, format, &L);
     for (int64_t e = 0; e < E; ++e) {
       jobs.push_back({absl::StrCat(p, "ffn.experts.", e, ".w13"), nullptr, &L.w13, e});
       jobs.push_back({absl::StrCat(p, "ffn.experts.", e, ".w2"), nullptr, &L.w2, e});
     }
     if (c.n_shared_experts > 0) {
-      SizeStack(format, 1, 2 * Is, D, &L.shared_w13);
-      SizeStack(format, 1, D, Is, &L.shared_w2);
       jobs.push_back({p + "ffn.shared.w13", nullptr, &L.shared_w13, 0});
       jobs.push_back({p + "ffn.shared.w2", nullptr, &L.shared_w2, 0});
     }

@@ -1,6 +1,6 @@
 // Weights of the bundled model for one FP4 format: expert weights (routed and shared) in
 // the format, everything else BF16 (uint16_t bit patterns), as in the published
-// checkpoints. Shapes and names in runtime/model_config.h; synthetic values from
+// checkpoints. Shapes and names in runtime/model_arch.h; synthetic values from
 // runtime/synthetic.h (the recipe per tensor is WeightSpec below, shared with the dense
 // FP32 reference model so that it sees the unquantized values of the same weights).
 #ifndef QPROF_RUNTIME_MODEL_WEIGHTS_H_
@@ -13,7 +13,7 @@
 #include "absl/status/statusor.h"
 #include "kernels/common/params.h"
 #include "kernels/moe/params.h"
-#include "runtime/model_config.h"
+#include "runtime/model_arch.h"
 #include "runtime/synthetic.h"
 
 namespace qprof::runtime {
@@ -36,6 +36,9 @@ struct Fp4Stack {
     return {packed.data(), scales.data(), scale2.empty() ? nullptr : scale2.data()};
   }
   size_t bytes() const { return packed.size() + scales.size() + scale2.size() * 4; }
+  // `count` zeroed matrices [rows, cols] of `format` (NVFP4 tensor scales 1): the one
+  // place that knows the stack's byte sizes.
+  static Fp4Stack Zeros(kernels::Fp4Format format, int64_t count, int64_t rows, int64_t cols);
 };
 
 struct LayerWeights {
@@ -46,8 +49,12 @@ struct LayerWeights {
   Fp4Stack shared_w13, shared_w2;  // shared expert(s) as one: [1, 2Is, D], [1, D, Is]
 };
 
+// Sizes the routed experts ([E, 2I, D], [E, D, I]) and, when the model has them, the
+// shared expert ([1, 2Is, D], [1, D, Is]) of `layer`, zeroed, for weights in `format`.
+void AllocateExperts(const ModelArch& c, kernels::Fp4Format format, LayerWeights* layer);
+
 struct ModelWeights {
-  ModelConfig config;
+  ModelArch arch;
   kernels::Fp4Format format = kernels::Fp4Format::kMxfp4;
   int layers = 0;                  // layers held (may be fewer than config.n_layers)
   Bf16Tensor embed, final_norm, lm_head;
@@ -60,11 +67,11 @@ struct ModelWeights {
 // The synthetic recipe of tensor `name` (e.g. "layers.0.attn.wq_a",
 // "layers.0.ffn.experts.3.w13", "layers.0.ffn.shared.w2", "embed", "lm_head", "norm").
 // NotFound for an unknown name.
-absl::StatusOr<SynthSpec> WeightSpec(const ModelConfig& c, uint64_t seed,
+absl::StatusOr<SynthSpec> WeightSpec(const ModelArch& c, uint64_t seed,
                                      const std::string& name);
 
 // Builds seeded synthetic weights for `layers` layers, quantizing experts to `format`.
-absl::StatusOr<ModelWeights> MakeSyntheticWeights(const ModelConfig& c,
+absl::StatusOr<ModelWeights> MakeSyntheticWeights(const ModelArch& c,
                                                   kernels::Fp4Format format, int layers,
                                                   uint64_t seed, kernels::ThreadPool* pool);
 
@@ -73,13 +80,13 @@ absl::StatusOr<ModelWeights> MakeSyntheticWeights(const ModelConfig& c,
 // names of WeightSpec (experts quantized, everything else BF16/F32). The checkpoint's
 // detected format must equal `format`; a missing or misshapen tensor is named in the error.
 absl::StatusOr<ModelWeights> LoadCheckpointWeights(const std::string& dir,
-                                                   const ModelConfig& c,
+                                                   const ModelArch& c,
                                                    kernels::Fp4Format format, int layers);
 
 // Writes the synthetic weights (unquantized, F32) of `layers` layers as one safetensors
 // file with the tensor names LoadCheckpointWeights reads: the input for `qprof quantize`
 // (exclude the non-expert tensors to keep them BF16/F32, as published checkpoints do).
-absl::Status WriteSyntheticSafetensors(const ModelConfig& c, uint64_t seed, int layers,
+absl::Status WriteSyntheticSafetensors(const ModelArch& c, uint64_t seed, int layers,
                                        const std::string& path);
 
 }  // namespace qprof::runtime

@@ -1,5 +1,6 @@
-// Entry point of the bundled decode runtime: run decode steps of a model for one format
-// and return the trace the collector recorded. cli/run_command.cc drives it.
+// Options and results of the bundled decode runtime: run decode steps of a model for one
+// format and return the trace the collector recorded. Backends (runtime/decode_backend.h)
+// take RunOptions and return RunResults; cli/run_command.cc drives them.
 #ifndef QPROF_RUNTIME_RUN_H_
 #define QPROF_RUNTIME_RUN_H_
 
@@ -10,12 +11,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "proto/plan.pb.h"
 #include "proto/trace.pb.h"
 
 namespace qprof::runtime {
-
-struct ModelWeights;  // runtime/model_weights.h
 
 struct RunOptions {
   std::string model = "small";       // preset name (tiny, small, v4-flash) or JSON config path
@@ -62,6 +60,9 @@ struct RunResult {
   std::string backend_note;          // e.g. why `auto` ran on the CPU with a GPU present
 };
 
+// The CPU backend (options.backend "cpu" or "auto"): runtime::RunOnBackends with
+// MakeCpuBackend() alone. For callers that run on the host only (tests, benches);
+// `qprof run` chooses among every backend of its build (cli/decode_backends.h).
 absl::StatusOr<RunResult> RunDecode(const RunOptions& options);
 
 // One run per batch size in `batches` (options.batch is ignored) on the same weights:
@@ -70,29 +71,6 @@ absl::StatusOr<RunResult> RunDecode(const RunOptions& options);
 // with that batch would write, with TraceHeader.setup.weights_reused set after the first.
 absl::StatusOr<std::vector<RunResult>> RunDecodeBatches(const RunOptions& options,
                                                         const std::vector<int>& batches);
-
-// The kernel sequence of one decode step with shapes and work models, without weights.
-absl::StatusOr<proto::DecodePlan> PlanDecode(const RunOptions& options);
-
-// For the backends (runtime/run.cc, runtime/cuda): replays `inputs[s]` (the tokens fed at
-// step s of a run with `options`) through the CPU decoder on `weights` and compares its
-// logits and greedy tokens with `logits[s]` and `tokens[s]`. `fp32_experts`: experts in
-// FP32 from the unquantized synthetic weights (the --check reference); else the CPU
-// backend's own quantized kernels (what a GPU run must reproduce).
-absl::StatusOr<CheckResult> ReplayOnCpu(const ModelWeights& weights, const RunOptions& options,
-                                        bool fp32_experts,
-                                        const std::vector<std::vector<int32_t>>& inputs,
-                                        const std::vector<std::vector<float>>& logits,
-                                        const std::vector<std::vector<int32_t>>& tokens);
-
-// The seeded first token of each sequence (both backends decode the same inputs).
-std::vector<int32_t> InitialTokens(uint64_t seed, int batch, int vocab);
-
-// The MoE path `auto` picks for a format on an arch (the rule of the user's story):
-// mxfp4 -> slot_gemv; nvfp4 -> fp4_mma where native FP4 MMA exists (sm_100a, sm_120a),
-// else w4a16_mma.
-std::string ResolveMoeBackend(const std::string& format, const std::string& requested,
-                              const std::string& arch);
 
 }  // namespace qprof::runtime
 

@@ -75,13 +75,13 @@ Fp4Stack ColumnRange(const Fp4Stack& s, int64_t i0, int64_t i1) {
 }  // namespace
 
 absl::StatusOr<ModelWeights> SliceWeights(const ModelWeights& full, const TpSlice& s) {
-  const ModelConfig& c = full.config;
+  const ModelArch& c = full.arch;
   if (s.tp < 1 || s.head_end > c.n_heads || s.expert_end > c.n_routed_experts) {
     return absl::InvalidArgumentError(
         absl::StrCat("tp slice of rank ", s.rank, " does not fit model ", c.name));
   }
   ModelWeights o;
-  o.config = c;
+  o.arch = c;
   o.format = full.format;
   o.layers = full.layers;
   o.embed = full.embed;

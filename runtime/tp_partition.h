@@ -34,7 +34,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "runtime/model_config.h"
+#include "runtime/model_arch.h"
 #include "runtime/model_weights.h"
 #include "runtime/tp_shape.h"
 

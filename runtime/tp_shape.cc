@@ -5,10 +5,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "kernels/registry/registry.h"
 
 namespace qprof::runtime {
 
-absl::Status ValidateTensorParallel(const ModelConfig& c, int tp) {
+absl::Status ValidateTensorParallel(const ModelArch& c, int tp) {
   if (tp < 1) return absl::InvalidArgumentError(absl::StrCat("--tp ", tp, " must be >= 1"));
   if (c.n_heads % tp != 0) {
     return absl::InvalidArgumentError(absl::StrCat("--tp ", tp, ": n_heads ", c.n_heads,
@@ -31,7 +32,7 @@ absl::Status CheckTpDevices(int tp, int visible_gpus) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<TpSlice> MakeTpSlice(const ModelConfig& c, kernels::Fp4Format format, int tp,
+absl::StatusOr<TpSlice> MakeTpSlice(const ModelArch& c, kernels::Fp4Format format, int tp,
                                     int rank, int inter_multiple) {
   RETURN_IF_ERROR(ValidateTensorParallel(c, tp));
   if (rank < 0 || rank >= tp) {
@@ -57,10 +58,11 @@ absl::StatusOr<TpSlice> MakeTpSlice(const ModelConfig& c, kernels::Fp4Format for
   return s;
 }
 
-int MoeInterGranule(const std::string& moe_backend) {
-  if (moe_backend == "w4a16_mma") return 256;
-  if (moe_backend == "fp4_mma") return 128;
-  return 32;  // slot_gemv
+int MoeInterGranule(const std::string& moe_id) {
+  const kernels::KernelInfo* k = kernels::KernelRegistry::Global().Find(moe_id);
+  if (k == nullptr) return 1;
+  auto it = k->shape_multiples.find("inter");
+  return it == k->shape_multiples.end() ? 1 : it->second;
 }
 
 }  // namespace qprof::runtime

@@ -10,7 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "kernels/common/params.h"
-#include "runtime/model_config.h"
+#include "runtime/model_arch.h"
 
 namespace qprof::runtime {
 
@@ -28,7 +28,7 @@ struct TpSlice {
 
 // InvalidArgument naming the first problem: tp < 1, n_heads or n_routed_experts not
 // divisible by tp (e.g. "--tp 3: n_heads 64 of model v4-flash is not divisible by 3").
-absl::Status ValidateTensorParallel(const ModelConfig& c, int tp);
+absl::Status ValidateTensorParallel(const ModelArch& c, int tp);
 
 // FailedPrecondition "--tp 8 needs 8 GPUs, found 1" when tp > visible_gpus.
 absl::Status CheckTpDevices(int tp, int visible_gpus);
@@ -36,14 +36,16 @@ absl::Status CheckTpDevices(int tp, int visible_gpus);
 // Rank `rank`'s share (validates first). The shared expert is split when Is/tp is a
 // multiple of both the format's scale block (32 MXFP4, 16 NVFP4) and `inter_multiple`
 // (the expert kernel's granule of the intermediate width; 1 = no constraint).
-absl::StatusOr<TpSlice> MakeTpSlice(const ModelConfig& c, kernels::Fp4Format format, int tp,
+absl::StatusOr<TpSlice> MakeTpSlice(const ModelArch& c, kernels::Fp4Format format, int tp,
                                     int rank, int inter_multiple = 1);
 
-// Granule of the expert intermediate width a CUDA MoE path takes (the rule of
-// kernels::cuda::CheckMoeCuda: 32 slot_gemv, 128 fp4_mma, 256 w4a16_mma); the shared
-// expert is split only in multiples of it. CudaDecoder::Create probes the real check, so
-// a drift here becomes a clear error, not a wrong result.
-int MoeInterGranule(const std::string& moe_backend);
+// Granule of the expert intermediate width a CUDA MoE variant takes (its registry entry's
+// shape_multiples["inter"], the rule of kernels::cuda::CheckMoeCuda: 32 slot_gemv, 128
+// fp4_mma, 256 w4a16_mma; 1 for an id without one); the shared expert is split only in
+// multiples of it. CudaDecoder::Create probes the real check, so a drift here becomes a
+// clear error, not a wrong result (and tests/kernels_cuda/moe_dispatch_test.cc holds the
+// registry to the check).
+int MoeInterGranule(const std::string& moe_id);
 
 }  // namespace qprof::runtime
 

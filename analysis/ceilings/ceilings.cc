@@ -44,16 +44,6 @@ void AddAmdahl(proto::Ceilings* c, const std::string& scope, const std::string& 
 
 }  // namespace
 
-double BitsPerWeight(const std::string& f) {
-  if (f == "mxfp4") return 4.0 + 8.0 / 32.0;           // E2M1 + one UE8M0 per 32
-  if (f == "nvfp4") return 4.0 + 8.0 / 16.0;           // E2M1 + one E4M3 per 16
-  if (f == "fp8") return 8.0 + 32.0 / (128.0 * 128.0);  // + one FP32 per 128x128 block
-  if (f == "bf16" || f == "fp16") return 16.0;
-  if (f == "fp32") return 32.0;
-  if (f == "int8") return 8.0;
-  return 0.0;
-}
-
 absl::StatusOr<ModelConfig> ParseModelConfig(const std::string& json, const std::string& path) {
   simdjson::dom::parser parser;
   simdjson::dom::element root;

@@ -29,11 +29,13 @@
 #include "absl/status/statusor.h"
 #include "analysis/devices/device_specs.h"
 #include "proto/profile.pb.h"
+#include "proto/vocabulary.h"
 
 namespace qprof::ceilings {
 
-// Bits per weight including block scales; 0 for an unknown format.
-double BitsPerWeight(const std::string& format);
+// Bits per weight including block scales; 0 for an unknown format. The one definition is
+// proto/vocabulary.h's (shared with the kernel registry's work models).
+using ::qprof::format::BitsPerWeight;
 
 // What one decode step must do.
 struct StepWork {

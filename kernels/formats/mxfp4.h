@@ -21,8 +21,7 @@
 namespace qprof::fp4 {
 
 inline constexpr int kMxfp4BlockSize = 32;
-// 4 bits per element + 8 bits per 32-element block.
-inline constexpr double kMxfp4BitsPerWeight = 4.0 + 8.0 / 32.0;  // 4.25
+// Bits per weight with scales: format::BitsPerWeight (proto/vocabulary.h).
 
 struct Mxfp4Matrix {
   int64_t rows = 0;

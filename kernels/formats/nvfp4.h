@@ -21,8 +21,7 @@
 namespace qprof::fp4 {
 
 inline constexpr int kNvfp4BlockSize = 16;
-// 4 bits per element + 8 bits per 16-element block (+32 bits per tensor, negligible).
-inline constexpr double kNvfp4BitsPerWeight = 4.0 + 8.0 / 16.0;  // 4.5
+// Bits per weight with scales: format::BitsPerWeight (proto/vocabulary.h).
 
 struct Nvfp4Matrix {
   int64_t rows = 0;

@@ -9,9 +9,9 @@
 namespace qprof::kernels {
 namespace {
 
+// A kernel of the decode step with one CUDA kernel per call, named after its id.
 KernelInfo Basic(const char* id, std::string_view role, std::string_view pipe_class,
-                 std::string_view compute, const char* description,
-                 std::function<proto::WorkModel(const KernelShape&)> work) {
+                 std::string_view compute, const char* description, WorkFn work) {
   KernelInfo k;
   k.id = id;
   k.family = id;
@@ -20,10 +20,12 @@ KernelInfo Basic(const char* id, std::string_view role, std::string_view pipe_cl
   k.gpu_pipe_class = std::string(pipe_class);
   k.compute_pipe = std::string(compute);
   k.cuda_kernel_name = CudaNameForId(k.id);
+  k.cuda_archs = {"sm_80+"};
   k.has_cpu = true;
   k.has_cuda = true;
   k.description = description;
-  k.work = std::move(work);
+  k.work = work;
+  k.cuda_launches = {{k.cuda_kernel_name, false, CudaLaunch::When::kAlways, std::move(work)}};
   return k;
 }
 
@@ -48,6 +50,9 @@ void RegisterCommonKernels(KernelRegistry& r) {
                         AllReduceWork);
   ar.has_cpu = false;
   ar.cuda_kernel_name = "ncclDevKernel_AllReduce";  // NCCL's kernel, not ours
+  // NCCL names the kernel after the algorithm it picks (..._Sum_f32_RING_LL, ...).
+  ar.cuda_launches = {{ar.cuda_kernel_name, /*name_is_prefix=*/true,
+                       CudaLaunch::When::kDeviceCollective, AllReduceWork}};
   r.Register(std::move(ar));
   // Tensor parallel: the router's expert ids made local to a rank (runtime/cuda/tp_ops.cu).
   // Reads and writes one int32 per (token, slot): shape {"ids": tokens * topk}.

@@ -29,17 +29,8 @@ proto::WorkModel Make(double weight, double kv, double act, double flops,
 
 }  // namespace
 
-double BitsPerWeight(const std::string& format) {
-  if (format == "mxfp4") return 4.0 + 8.0 / 32.0;  // E2M1 + one UE8M0 per 32
-  if (format == "nvfp4") return 4.0 + 8.0 / 16.0;  // E2M1 + one E4M3 per 16
-  if (format == "bf16" || format == "fp16") return 16.0;
-  if (format == "fp8" || format == "int8") return 8.0;
-  if (format == "fp32") return 32.0;
-  return 0.0;
-}
-
 double ExpertWeightBytes(const std::string& format, double dim, double inter) {
-  double bytes = 3.0 * inter * dim * BitsPerWeight(format) / 8.0;
+  double bytes = 3.0 * inter * dim * format::BitsPerWeight(format) / 8.0;
   if (format == "nvfp4") bytes += 2 * 4.0;  // weight_scale_2 of W13 and of W2
   return bytes;
 }
@@ -130,6 +121,90 @@ proto::WorkModel AllReduceWork(const KernelShape& s) {
   proto::WorkModel w = Make(0, 0, moved, bytes * (ranks > 1 ? (ranks - 1) / ranks : 0),
                             compute_pipe::kNone);
   w.set_comm_bytes(bytes);
+  return w;
+}
+
+WorkFn MoePart(const std::string& format, bool reuse, const std::string& compute_pipe,
+               unsigned terms) {
+  return [=](const KernelShape& s) {
+    const double tokens = Get(s, "tokens"), topk = Get(s, "topk"), experts = Get(s, "experts");
+    const double dim = Get(s, "dim"), inter = Get(s, "inter");
+    const double slots = Get(s, "slots", tokens * topk);
+    const double unique = Get(s, "unique_experts", std::min(experts, slots));
+    const double reads = reuse ? unique : slots;
+    // MoeWork's terms: an expert's bytes are 3 * inter * dim weights (+ one FP32 tensor
+    // scale per matrix for NVFP4); W13 holds 2/3 of them, W2 1/3.
+    const double matrix = inter * dim * format::BitsPerWeight(format) / 8.0;
+    const double scale2 = format == "nvfp4" ? 4.0 : 0.0;
+    double weight = 0, act = 0, flops = 0, decode = 0;
+    if (terms & kMoeIds) act += slots * 8;
+    if (terms & kMoeInput) act += tokens * dim * kAct;
+    if (terms & kMoeGateUp) {
+      weight += reads * (2.0 * matrix + scale2);
+      act += slots * inter * kAct;
+      flops += 2.0 * slots * 2.0 * inter * dim;
+      decode += reads * 2.0 * inter * dim;
+    }
+    if (terms & kMoeDown) {
+      weight += reads * (matrix + scale2);
+      flops += 2.0 * slots * inter * dim;
+      decode += reads * inter * dim;
+    }
+    if (terms & kMoeHiddenRead) act += slots * inter * kAct;
+    if (terms & kMoeOutput) act += tokens * dim * kAct * 2;
+    proto::WorkModel w = Make(weight, 0, act, flops, compute_pipe);
+    w.set_decode_ops(decode);
+    return w;
+  };
+}
+
+WorkFn RouterPart(bool gate) {
+  return [gate](const KernelShape& s) {
+    const double t = Get(s, "tokens"), e = Get(s, "experts"), d = Get(s, "dim");
+    const double k = Get(s, "topk");
+    return gate ? Make(e * d * 2.0, 0, t * d * kAct, 2.0 * t * e * d, compute_pipe::kSimtFp32)
+                : Make(0, 0, t * k * 8, 4.0 * t * e, compute_pipe::kSimtFp32);
+  };
+}
+
+WorkFn IndexerPart(bool score) {
+  return [score](const KernelShape& s) {
+    const double b = Get(s, "batch"), ctx = Get(s, "context"), hi = Get(s, "index_heads");
+    const double di = Get(s, "index_dim"), sel = Get(s, "selected");
+    if (score) {
+      return Make(0, b * ctx * di * kAct, b * hi * (di + 1) * kAct,
+                  2.0 * b * ctx * hi * di + 3.0 * b * ctx * hi, compute_pipe::kSimtFp32);
+    }
+    return Make(0, 0, b * ctx * 4 + b * sel * 4, 0, compute_pipe::kSimtFp32);
+  };
+}
+
+WorkFn SparseMlaPart(const std::string& compute_pipe, bool output_only) {
+  return [compute_pipe, output_only](const KernelShape& s) {
+    const double b = Get(s, "batch"), h = Get(s, "heads"), sel = Get(s, "selected");
+    const double dqk = Get(s, "d_qk", 576), dv = Get(s, "d_v", 512);
+    if (output_only) return Make(0, 0, b * h * dv * kAct, 0, compute_pipe);
+    return Make(0, b * sel * dqk * kAct, b * h * dqk * kAct + b * sel * 4,
+                2.0 * b * h * sel * (dqk + dv), compute_pipe);
+  };
+}
+
+proto::WorkModel SumWork(const std::vector<proto::WorkModel>& parts) {
+  proto::WorkModel w;
+  double most_flops = -1;
+  for (const proto::WorkModel& p : parts) {
+    if (p.flops() > most_flops) {  // the pipe that does most of the arithmetic
+      most_flops = p.flops();
+      w.set_compute_pipe(p.compute_pipe());
+    }
+    w.set_bytes(w.bytes() + p.bytes());
+    w.set_flops(w.flops() + p.flops());
+    w.set_weight_bytes(w.weight_bytes() + p.weight_bytes());
+    w.set_kv_bytes(w.kv_bytes() + p.kv_bytes());
+    w.set_activation_bytes(w.activation_bytes() + p.activation_bytes());
+    w.set_comm_bytes(w.comm_bytes() + p.comm_bytes());
+    w.set_decode_ops(w.decode_ops() + p.decode_ops());
+  }
   return w;
 }
 

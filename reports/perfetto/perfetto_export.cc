@@ -89,18 +89,65 @@ struct TraceStats {
   uint64_t open_ranges = 0;
 };
 
-// Appends the events of one trace. Devices become processes pid_base + device id, NVTX
-// ranges the process pid_base + 1000000; `prefix` goes before every process name.
-TraceStats AppendTrace(std::string& out, const proto::Trace& trace, uint32_t pid_base,
-                       const std::string& prefix, uint64_t& next_tid) {
-  // Origin: the earliest valid start among activities and ranges.
+// Start order; on equal starts the longer event first so it encloses the shorter.
+template <typename T>
+bool ByStart(const T* x, const T* y) {
+  if (x->start_ns() != y->start_ns()) return x->start_ns() < y->start_ns();
+  return x->end_ns() > y->end_ns();
+}
+
+// The earliest valid start among activities and ranges (0 when there is none).
+int64_t TraceOrigin(const proto::Trace& trace) {
   int64_t origin = std::numeric_limits<int64_t>::max();
   for (const auto& a : trace.activities())
     if (a.end_ns() > a.start_ns()) origin = std::min(origin, a.start_ns());
   for (const auto& r : trace.ranges())
     if (r.end_ns() >= r.start_ns()) origin = std::min(origin, r.start_ns());
-  if (origin == std::numeric_limits<int64_t>::max()) origin = 0;
+  return origin == std::numeric_limits<int64_t>::max() ? 0 : origin;
+}
 
+void AppendSortIndex(std::string& out, const char* what, uint32_t pid, uint64_t tid,
+                     uint64_t index) {
+  out += fmt::format("{{\"ph\":\"M\",\"name\":\"{}\",\"pid\":{},\"tid\":{},"
+                     "\"args\":{{\"sort_index\":{}}}}},\n",
+                     what, pid, tid, index);
+}
+
+// One activity as a complete event with its launch facts and attribution as args.
+void AppendActivity(std::string& out, const proto::Activity& a, uint32_t pid, uint64_t tid,
+                    int64_t origin) {
+  out += fmt::format("{{\"ph\":\"X\",\"cat\":\"{}\",\"name\":", KindName(a.kind()));
+  AppendJsonString(out, a.name().empty() ? KindName(a.kind()) : a.name());
+  out += fmt::format(",\"pid\":{},\"tid\":{},\"ts\":{},\"dur\":{},\"args\":{{", pid, tid,
+                     Us(a.start_ns() - origin), Us(a.end_ns() - a.start_ns()));
+  bool first = true;
+  AppendNumArg(out, first, "correlation_id", a.correlation_id());
+  if (a.kind() == proto::ACTIVITY_KIND_KERNEL) {
+    AppendArg(out, first, "grid", fmt::format("{},{},{}", a.grid().x(), a.grid().y(), a.grid().z()));
+    AppendArg(out, first, "block",
+              fmt::format("{},{},{}", a.block().x(), a.block().y(), a.block().z()));
+    AppendNumArg(out, first, "registers_per_thread", a.registers_per_thread());
+    AppendNumArg(out, first, "shared_bytes",
+                 uint64_t{a.static_shared_bytes()} + a.dynamic_shared_bytes());
+  }
+  AppendNumArg(out, first, "bytes", a.bytes());
+  AppendArg(out, first, "copy_kind", a.copy_kind());
+  AppendArg(out, first, "nvtx", a.nvtx_path());
+  AppendArg(out, first, "class", a.attribution().pipe_class());
+  AppendArg(out, first, "role", a.attribution().role());
+  AppendArg(out, first, "format", a.attribution().format());
+  AppendArg(out, first, "evidence", a.attribution().evidence());
+  AppendArg(out, first, "kernel_id", a.kernel_id());
+  if (a.metrics().has_tensor_pipe_pct()) {
+    AppendArg(out, first, "tensor_pipe_pct", fmt::format("{:.1f}", a.metrics().tensor_pipe_pct()));
+  }
+  out += "}},\n";
+}
+
+// Devices become processes pid_base + device id, each stream a thread (split into lanes
+// where its events overlap without nesting). Returns the activities left out as invalid.
+uint64_t AppendStreams(std::string& out, const proto::Trace& trace, uint32_t pid_base,
+                       const std::string& prefix, int64_t origin, uint64_t& next_tid) {
   std::map<uint32_t, std::string> device_names;
   for (const auto& d : trace.header().devices()) {
     device_names[d.id()] = d.name().empty() ? d.arch() : d.name();
@@ -114,17 +161,11 @@ TraceStats AppendTrace(std::string& out, const proto::Trace& trace, uint32_t pid
     }
     streams[{a.device_id(), a.stream_id()}].push_back(&a);
   }
-  // Start order; on equal starts the longer event first so it encloses the shorter.
-  auto by_start = [](const auto* x, const auto* y) {
-    if (x->start_ns() != y->start_ns()) return x->start_ns() < y->start_ns();
-    return x->end_ns() > y->end_ns();
-  };
-
   std::map<uint32_t, bool> device_named;
   for (auto& [key, acts] : streams) {
     const auto [device_id, stream] = key;
     const uint32_t device = pid_base + device_id;
-    std::stable_sort(acts.begin(), acts.end(), by_start);
+    std::stable_sort(acts.begin(), acts.end(), ByStart<proto::Activity>);
     LanePacker packer;
     std::vector<int> lane_of(acts.size());
     for (size_t i = 0; i < acts.size(); ++i) {
@@ -137,56 +178,28 @@ TraceStats AppendTrace(std::string& out, const proto::Trace& trace, uint32_t pid
                  fmt::format("{}GPU {}{}", prefix, device_id,
                              it == device_names.end() || it->second.empty() ? ""
                                                                             : ": " + it->second));
-      out += fmt::format("{{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":{},\"tid\":0,"
-                         "\"args\":{{\"sort_index\":{}}}}},\n",
-                         device, device);
+      AppendSortIndex(out, "process_sort_index", device, 0, device);
     }
     std::vector<uint64_t> lane_tid(static_cast<size_t>(packer.lanes()));
     for (int l = 0; l < packer.lanes(); ++l) {
-      lane_tid[static_cast<size_t>(l)] = next_tid++;
-      AppendMeta(out, "thread_name", device, lane_tid[static_cast<size_t>(l)],
+      const uint64_t tid = lane_tid[static_cast<size_t>(l)] = next_tid++;
+      AppendMeta(out, "thread_name", device, tid,
                  l == 0 ? fmt::format("stream {}", stream)
                         : fmt::format("stream {} (overlap {})", stream, l + 1));
-      out += fmt::format("{{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":{},\"tid\":{},"
-                         "\"args\":{{\"sort_index\":{}}}}},\n",
-                         device, lane_tid[static_cast<size_t>(l)],
-                         lane_tid[static_cast<size_t>(l)]);
+      AppendSortIndex(out, "thread_sort_index", device, tid, tid);
     }
     for (size_t i = 0; i < acts.size(); ++i) {
-      const auto& a = *acts[i];
-      out += fmt::format("{{\"ph\":\"X\",\"cat\":\"{}\",\"name\":", KindName(a.kind()));
-      AppendJsonString(out, a.name().empty() ? KindName(a.kind()) : a.name());
-      out += fmt::format(",\"pid\":{},\"tid\":{},\"ts\":{},\"dur\":{},\"args\":{{", device,
-                         lane_tid[static_cast<size_t>(lane_of[i])], Us(a.start_ns() - origin),
-                         Us(a.end_ns() - a.start_ns()));
-      bool first = true;
-      AppendNumArg(out, first, "correlation_id", a.correlation_id());
-      if (a.kind() == proto::ACTIVITY_KIND_KERNEL) {
-        AppendArg(out, first, "grid",
-                  fmt::format("{},{},{}", a.grid().x(), a.grid().y(), a.grid().z()));
-        AppendArg(out, first, "block",
-                  fmt::format("{},{},{}", a.block().x(), a.block().y(), a.block().z()));
-        AppendNumArg(out, first, "registers_per_thread", a.registers_per_thread());
-        AppendNumArg(out, first, "shared_bytes",
-                     uint64_t{a.static_shared_bytes()} + a.dynamic_shared_bytes());
-      }
-      AppendNumArg(out, first, "bytes", a.bytes());
-      AppendArg(out, first, "copy_kind", a.copy_kind());
-      AppendArg(out, first, "nvtx", a.nvtx_path());
-      AppendArg(out, first, "class", a.attribution().pipe_class());
-      AppendArg(out, first, "role", a.attribution().role());
-      AppendArg(out, first, "format", a.attribution().format());
-      AppendArg(out, first, "evidence", a.attribution().evidence());
-      AppendArg(out, first, "kernel_id", a.kernel_id());
-      if (a.metrics().has_tensor_pipe_pct()) {
-        AppendArg(out, first, "tensor_pipe_pct",
-                  fmt::format("{:.1f}", a.metrics().tensor_pipe_pct()));
-      }
-      out += "}},\n";
+      AppendActivity(out, *acts[i], device, lane_tid[static_cast<size_t>(lane_of[i])], origin);
     }
   }
-  // NVTX ranges: one process, one track per (pid, tid) of the annotating thread, split
-  // into lanes where ranges overlap without nesting (start/end ranges may).
+  return invalid;
+}
+
+// NVTX ranges: one process (pid_base + 1000000), one track per (pid, tid) of the
+// annotating thread, split into lanes where ranges overlap without nesting (start/end
+// ranges may). Returns the ranges left out as never closed.
+uint64_t AppendRanges(std::string& out, const proto::Trace& trace, uint32_t pid_base,
+                      const std::string& prefix, int64_t origin, uint64_t& next_tid) {
   const uint32_t kNvtxPid = pid_base + 1000000;
   std::map<std::pair<uint32_t, uint64_t>, std::vector<const proto::NvtxRange*>> threads;
   uint64_t open_ranges = 0;
@@ -199,12 +212,10 @@ TraceStats AppendTrace(std::string& out, const proto::Trace& trace, uint32_t pid
   }
   if (!threads.empty()) {
     AppendMeta(out, "process_name", kNvtxPid, 0, prefix + "NVTX ranges");
-    out += fmt::format("{{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":{0},\"tid\":0,"
-                       "\"args\":{{\"sort_index\":{0}}}}},\n",
-                       kNvtxPid);
+    AppendSortIndex(out, "process_sort_index", kNvtxPid, 0, kNvtxPid);
   }
   for (auto& [key, ranges] : threads) {
-    std::stable_sort(ranges.begin(), ranges.end(), by_start);
+    std::stable_sort(ranges.begin(), ranges.end(), ByStart<proto::NvtxRange>);
     LanePacker packer;
     std::vector<int> lane_of(ranges.size());
     for (size_t i = 0; i < ranges.size(); ++i) {
@@ -229,7 +240,17 @@ TraceStats AppendTrace(std::string& out, const proto::Trace& trace, uint32_t pid
       out += "}},\n";
     }
   }
-  return {origin, invalid, open_ranges};
+  return open_ranges;
+}
+
+// Appends the events of one trace; `prefix` goes before every process name.
+TraceStats AppendTrace(std::string& out, const proto::Trace& trace, uint32_t pid_base,
+                       const std::string& prefix, uint64_t& next_tid) {
+  TraceStats stats;
+  stats.origin = TraceOrigin(trace);
+  stats.invalid = AppendStreams(out, trace, pid_base, prefix, stats.origin, next_tid);
+  stats.open_ranges = AppendRanges(out, trace, pid_base, prefix, stats.origin, next_tid);
+  return stats;
 }
 
 }  // namespace

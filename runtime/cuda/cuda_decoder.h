@@ -1,7 +1,9 @@
-// The CUDA decode engine behind RunDecodeCuda: per-batch caches and scratch on one GPU,
-// the weights from a DeviceModel (shared across batch sizes), and one decode step as the
-// same kernel sequence as CpuDecoder (runtime/cpu_decoder.h). No CUDA types in this header
-// (pimpl; streams travel as void*).
+// The CUDA decode engine behind the CUDA backend: per-batch caches and scratch on one GPU,
+// the weights from a DeviceModel (shared across batch sizes), and one decode step: the
+// step description (runtime/decode_step.h) launch by launch, each op by its CUDA kernels,
+// as the CPU decoder runs the same description with CPU kernels. LaunchList gives the
+// kernels of a step without a GPU. No CUDA types in this header (pimpl; streams travel as
+// void*).
 #ifndef QPROF_RUNTIME_CUDA_CUDA_DECODER_H_
 #define QPROF_RUNTIME_CUDA_CUDA_DECODER_H_
 
@@ -12,12 +14,16 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "kernels/registry/registry.h"
 #include "runtime/cuda/device_model.h"
 #include "runtime/cuda/host/graph_paths.h"
+#include "runtime/decode_step.h"
 #include "runtime/model_weights.h"
+#include "runtime/plan.h"
 #include "runtime/tp_partition.h"
+#include "runtime/work_join.h"
 
-namespace qprof::runtime {
+namespace qprof::runtime::cuda {
 
 // Called while a rank waits on the device (between cudaStreamQuery polls): non-OK means
 // give up now (RankGroup::Waiter::Poll). Empty: wait without polling.
@@ -32,8 +38,7 @@ using AllReduceFn =
 struct CudaDecoderOptions {
   std::vector<int> context_lengths;  // prompt length per sequence (batch = size)
   int max_steps = 0;                 // cache rows reserved beyond the prompt
-  std::string moe_backend;           // slot_gemv | w4a16_mma | fp4_mma
-  bool mla_tensor = true;            // sparse MLA on tensor cores (else SIMT)
+  KernelChoice choice;               // the registry's variants (runtime/plan.h ChooseKernels)
   uint64_t seed = 1;                 // prompt cache contents (as CpuDecoder)
   bool cuda_graph = false;
   // Tensor parallel (runtime/tp_partition.h): the weights are this rank's slice
@@ -60,6 +65,19 @@ struct CudaGraphInfo {
 
 class CudaDecoder {
  public:
+  // The launches of one decode step (`step`: the cached tokens have grown by it) of a
+  // decoder with `options` for a model `arch` of which `layers` are held, on a GPU with
+  // `sm_count` SMs, made without a GPU: each call of the step description with the CUDA
+  // kernels Step launches for it, in order (the registry's cuda_launches of its variant,
+  // with the decoder's conditions resolved: the MLA combine when it splits the token
+  // tiles, the all-reduce kernel when it all-reduces over NCCL).
+  static absl::StatusOr<std::vector<StepKernels>> LaunchList(const ModelArch& arch,
+                                                             kernels::Fp4Format format, int layers,
+                                                             const CudaDecoderOptions& options,
+                                                             int step, int sm_count);
+  // LaunchList of this decoder (its model, options and GPU).
+  absl::StatusOr<std::vector<StepKernels>> Launches(int step) const;
+
   // Uploads weights unless options.model holds them, fills the prompt caches;
   // InvalidArgument when a kernel cannot take the model's shapes (checked before any
   // allocation).
@@ -87,6 +105,6 @@ class CudaDecoder {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace qprof::runtime
+}  // namespace qprof::runtime::cuda
 
 #endif  // QPROF_RUNTIME_CUDA_CUDA_DECODER_H_

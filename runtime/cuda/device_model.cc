@@ -8,7 +8,7 @@
 #include "base/status_macros.h"
 #include "kernels/common/cuda/cuda_status.h"
 
-namespace qprof::runtime {
+namespace qprof::runtime::cuda {
 
 absl::Status DeviceModel::Copy(const void* src, size_t bytes, const void** dst) {
   void* p = nullptr;
@@ -85,4 +85,4 @@ DeviceModel::~DeviceModel() {
   if (restore) cudaSetDevice(previous);
 }
 
-}  // namespace qprof::runtime
+}  // namespace qprof::runtime::cuda

@@ -13,7 +13,7 @@
 #include "kernels/moe/params.h"
 #include "runtime/model_weights.h"
 
-namespace qprof::runtime {
+namespace qprof::runtime::cuda {
 
 struct DevBf16 {
   const uint16_t* p = nullptr;  // device [rows, cols] bf16
@@ -58,6 +58,6 @@ class DeviceModel {
   std::vector<DevLayer> layers_;
 };
 
-}  // namespace qprof::runtime
+}  // namespace qprof::runtime::cuda
 
 #endif  // QPROF_RUNTIME_CUDA_DEVICE_MODEL_H_

@@ -14,7 +14,7 @@
 
 extern "C" __global__ void qprof_arch_probe() {}
 
-namespace qprof::runtime {
+namespace qprof::runtime::cuda {
 
 std::string BuiltCudaArchitectures() { return QPROF_CUDA_ARCHS; }
 
@@ -40,4 +40,4 @@ absl::Status CheckKernelImage(int device) {
       "-DCMAKE_CUDA_ARCHITECTURES=", cc, "-real, or run --backend cpu"));
 }
 
-}  // namespace qprof::runtime
+}  // namespace qprof::runtime::cuda

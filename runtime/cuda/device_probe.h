@@ -11,7 +11,7 @@
 
 #include "absl/status/status.h"
 
-namespace qprof::runtime {
+namespace qprof::runtime::cuda {
 
 // The architectures this build's kernels were compiled for, e.g. "90a-real 100a-real 120a-real".
 std::string BuiltCudaArchitectures();
@@ -22,6 +22,6 @@ std::string BuiltCudaArchitectures();
 // -DCMAKE_CUDA_ARCHITECTURES=89-real, or run --backend cpu").
 absl::Status CheckKernelImage(int device);
 
-}  // namespace qprof::runtime
+}  // namespace qprof::runtime::cuda
 
 #endif  // QPROF_RUNTIME_CUDA_DEVICE_PROBE_H_

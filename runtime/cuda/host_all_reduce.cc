@@ -6,7 +6,7 @@
 #include "base/status_macros.h"
 #include "kernels/common/cuda/cuda_status.h"
 
-namespace qprof::runtime {
+namespace qprof::runtime::cuda {
 namespace {
 
 absl::Status WaitPolling(cudaStream_t s, const PollFn& poll) {
@@ -72,4 +72,4 @@ void HostAllReduce::Abort() {
   cv_.notify_all();
 }
 
-}  // namespace qprof::runtime
+}  // namespace qprof::runtime::cuda

@@ -20,7 +20,7 @@
 #include "absl/status/status.h"
 #include "runtime/cuda/cuda_decoder.h"
 
-namespace qprof::runtime {
+namespace qprof::runtime::cuda {
 
 class HostAllReduce {
  public:
@@ -42,6 +42,6 @@ class HostAllReduce {
   std::vector<std::vector<float>> parts_;  // [rank][n]
 };
 
-}  // namespace qprof::runtime
+}  // namespace qprof::runtime::cuda
 
 #endif  // QPROF_RUNTIME_CUDA_HOST_ALL_REDUCE_H_

@@ -7,13 +7,15 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
+#include "runtime/cuda/device_collective.h"
 #include "runtime/cuda/host/nccl_search.h"
 
 #ifndef QPROF_NCCL_BUILD_DIR
 #define QPROF_NCCL_BUILD_DIR ""
 #endif
 
-namespace qprof::runtime {
+namespace qprof::runtime::cuda {
 namespace {
 
 template <typename F>
@@ -123,4 +125,37 @@ void NcclComms::Abort(int rank) {
   comms_[rank] = nullptr;
 }
 
-}  // namespace qprof::runtime
+namespace {
+
+class NcclCollective : public DeviceCollective {
+ public:
+  NcclCollective(const NcclApi* api, std::unique_ptr<NcclComms> comms)
+      : api_(api), comms_(std::move(comms)) {}
+  std::string name() const override {
+    return absl::StrCat("NCCL ", api_->version, " (", api_->path, ")");
+  }
+  absl::Status AllReduceSum(int rank, float* buf, size_t n, void* stream) override {
+    return comms_->AllReduceSum(rank, buf, n, static_cast<cudaStream_t>(stream));
+  }
+  absl::Status AsyncError(int rank) override { return comms_->AsyncError(rank); }
+  void Abort(int rank) override { comms_->Abort(rank); }
+
+ private:
+  const NcclApi* api_;
+  std::unique_ptr<NcclComms> comms_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<DeviceCollective>> OpenDeviceCollective(
+    const std::vector<int>& devices) {
+  // Connect the ranks inside ncclCommInitAll (one call for all ranks, from this thread)
+  // rather than lazily inside the first all-reduce, where a rank whose peer died would
+  // block in a host call that never polls. A value the user set is kept.
+  setenv("NCCL_RUNTIME_CONNECT", "0", /*overwrite=*/0);
+  ASSIGN_OR_RETURN(const NcclApi* api, LoadNccl());
+  ASSIGN_OR_RETURN(std::unique_ptr<NcclComms> comms, NcclComms::Create(api, devices));
+  return std::unique_ptr<DeviceCollective>(new NcclCollective(api, std::move(comms)));
+}
+
+}  // namespace qprof::runtime::cuda

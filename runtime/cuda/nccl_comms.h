@@ -16,7 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
-namespace qprof::runtime {
+namespace qprof::runtime::cuda {
 
 // The NCCL entry points the CUDA backend uses, from the loaded library.
 struct NcclApi {
@@ -66,6 +66,6 @@ class NcclComms {
   std::vector<ncclComm_t> comms_;  // null once aborted
 };
 
-}  // namespace qprof::runtime
+}  // namespace qprof::runtime::cuda
 
 #endif  // QPROF_RUNTIME_CUDA_NCCL_COMMS_H_

@@ -9,7 +9,7 @@
 #include "base/status_macros.h"
 #include "kernels/common/cuda/cuda_status.h"
 
-namespace qprof::runtime {
+namespace qprof::runtime::cuda {
 namespace {
 
 int64_t NowNs() {
@@ -156,4 +156,4 @@ absl::Status CaptureStep(cudaStream_t stream, const std::function<absl::Status(S
   return absl::OkStatus();
 }
 
-}  // namespace qprof::runtime
+}  // namespace qprof::runtime::cuda

@@ -15,7 +15,7 @@
 #include "absl/status/status.h"
 #include "runtime/cuda/cuda_decoder.h"
 
-namespace qprof::runtime {
+namespace qprof::runtime::cuda {
 
 // Range bookkeeping of a step body: in eager mode NVTX push/pop; while capturing, the
 // node count at each range change (NVTX calls are not captured).
@@ -60,6 +60,6 @@ class StepRange {
 absl::Status CaptureStep(cudaStream_t stream, const std::function<absl::Status(StepRanges*)>& body,
                          cudaGraphExec_t* exec, CudaGraphInfo* info);
 
-}  // namespace qprof::runtime
+}  // namespace qprof::runtime::cuda
 
 #endif  // QPROF_RUNTIME_CUDA_STEP_GRAPH_H_

@@ -13,7 +13,7 @@ extern "C" __global__ void qprof_tp_local_expert_ids(const int32_t* ids, int n, 
   out[i] = e >= begin && e < end ? e - begin : -1;
 }
 
-namespace qprof::runtime {
+namespace qprof::runtime::cuda {
 
 cudaError_t LaunchLocalExpertIds(const int32_t* ids, int n, int begin, int end, int32_t* out,
                                  cudaStream_t stream) {
@@ -24,4 +24,4 @@ cudaError_t LaunchLocalExpertIds(const int32_t* ids, int n, int begin, int end, 
   return cudaGetLastError();
 }
 
-}  // namespace qprof::runtime
+}  // namespace qprof::runtime::cuda

@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-namespace qprof::runtime {
+namespace qprof::runtime::cuda {
 
 // out[i] = ids[i] - begin when begin <= ids[i] < end, else -1 (the MoE kernels skip
 // ids < 0): the GPU twin of LocalExpertIds. Kernel name qprof_tp_local_expert_ids.
@@ -15,6 +15,6 @@ namespace qprof::runtime {
 cudaError_t LaunchLocalExpertIds(const int32_t* ids, int n, int begin, int end, int32_t* out,
                                  cudaStream_t stream);
 
-}  // namespace qprof::runtime
+}  // namespace qprof::runtime::cuda
 
 #endif  // QPROF_RUNTIME_CUDA_TP_OPS_H_

@@ -12,13 +12,11 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "kernels/common/cuda/cuda_status.h"
+#include "runtime/cuda/device_collective.h"
 #include "runtime/cuda/host_all_reduce.h"
 #include "runtime/tp_partition.h"
-#if QPROF_HAVE_NCCL
-#include "runtime/cuda/nccl_comms.h"
-#endif
 
-namespace qprof::runtime {
+namespace qprof::runtime::cuda {
 namespace {
 
 int64_t NowNs() {
@@ -30,11 +28,8 @@ int64_t NowNs() {
 }  // namespace
 
 struct TpRanks::Comms {
-#if QPROF_HAVE_NCCL
-  const NcclApi* api = nullptr;
-  std::unique_ptr<NcclComms> nccl;
-#endif
-  std::unique_ptr<HostAllReduce> host;
+  std::unique_ptr<DeviceCollective> device;  // NCCL
+  std::unique_ptr<HostAllReduce> host;       // QPROF_TP_ALLREDUCE=host
 };
 
 int VisibleCudaDevices() {
@@ -64,12 +59,7 @@ TpRanks::~TpRanks() {
 std::string TpRanks::all_reduce_name() const {
   if (comms_ == nullptr) return "";
   if (comms_->host != nullptr) return "host (QPROF_TP_ALLREDUCE=host)";
-#if QPROF_HAVE_NCCL
-  if (comms_->api != nullptr) {
-    return absl::StrCat("NCCL ", comms_->api->version, " (", comms_->api->path, ")");
-  }
-#endif
-  return "";
+  return comms_->device != nullptr ? comms_->device->name() : "";
 }
 
 CudaDecoderOptions TpRanks::RankOptions(const CudaDecoderOptions& options, int r) const {
@@ -89,11 +79,9 @@ CudaDecoderOptions TpRanks::RankOptions(const CudaDecoderOptions& options, int r
       return comms->host->Run(r, buf, n, static_cast<cudaStream_t>(stream), poll);
     };
   } else {
-#if QPROF_HAVE_NCCL
     o.all_reduce = [comms, r](float* buf, size_t n, void* stream, const PollFn&) {
-      return comms->nccl->AllReduceSum(r, buf, n, static_cast<cudaStream_t>(stream));
+      return comms->device->AllReduceSum(r, buf, n, stream);
     };
-#endif
   }
   return o;
 }
@@ -133,7 +121,7 @@ absl::Status TpRanks::CreateDecoders(const CudaDecoderOptions& options) {
 absl::StatusOr<std::unique_ptr<TpRanks>> TpRanks::Create(const ModelWeights& full,
                                                          const CudaDecoderOptions& options,
                                                          const TpOptions& tp) {
-  RETURN_IF_ERROR(ValidateTensorParallel(full.config, tp.tp));
+  RETURN_IF_ERROR(ValidateTensorParallel(full.arch, tp.tp));
   auto ranks = std::unique_ptr<TpRanks>(new TpRanks());
   TpRanks& t = *ranks;
   t.full_ = &full;
@@ -160,18 +148,7 @@ absl::StatusOr<std::unique_ptr<TpRanks>> TpRanks::Create(const ModelWeights& ful
   if (tp.env.host_all_reduce) {
     t.comms_->host = std::make_unique<HostAllReduce>(tp.tp);
   } else {
-#if QPROF_HAVE_NCCL
-    // Connect the ranks inside ncclCommInitAll (one call for all ranks, from this thread)
-    // rather than lazily inside the first all-reduce, where a rank whose peer died would
-    // block in a host call that never polls. A value the user set is kept.
-    setenv("NCCL_RUNTIME_CONNECT", "0", /*overwrite=*/0);
-    ASSIGN_OR_RETURN(t.comms_->api, LoadNccl());
-    ASSIGN_OR_RETURN(t.comms_->nccl, NcclComms::Create(t.comms_->api, t.devices_));
-#else
-    return absl::UnimplementedError(absl::StrCat(
-        "--tp ", tp.tp, " needs NCCL, and this build has none (nccl.h was not found at "
-        "configure time); QPROF_TP_ALLREDUCE=host checks the split through the host"));
-#endif
+    ASSIGN_OR_RETURN(t.comms_->device, OpenDeviceCollective(t.devices_));
   }
   RankGroupOptions go;
   go.step_timeout = std::chrono::milliseconds(tp.env.timeout_ms);
@@ -185,23 +162,19 @@ absl::StatusOr<std::unique_ptr<TpRanks>> TpRanks::Create(const ModelWeights& ful
         return absl::InternalError(absl::StrCat("injected asynchronous error (QPROF_TP_FAULT=",
                                                 self->options_.env.fault.spec, ")"));
       }
-#if QPROF_HAVE_NCCL
-      if (comms->nccl != nullptr) return comms->nccl->AsyncError(r);
-#endif
+      if (comms->device != nullptr) return comms->device->AsyncError(r);
       return absl::OkStatus();
     };
     hooks.abort = [comms, r] {
-#if QPROF_HAVE_NCCL
-      if (comms->nccl != nullptr) comms->nccl->Abort(r);
-#endif
+      if (comms->device != nullptr) comms->device->Abort(r);
       if (comms->host != nullptr) comms->host->Abort();
     };
     t.group_->SetHooks(r, std::move(hooks));
   }
-  const int moe_granule = MoeInterGranule(options.moe_backend);
+  const int moe_granule = MoeInterGranule(options.choice.moe_id);
   t.slices_.reserve(tp.tp);  // decoders keep references: no reallocation
   for (int r = 0; r < tp.tp; ++r) {
-    ASSIGN_OR_RETURN(TpSlice slice, MakeTpSlice(full.config, full.format, tp.tp, r, moe_granule));
+    ASSIGN_OR_RETURN(TpSlice slice, MakeTpSlice(full.arch, full.format, tp.tp, r, moe_granule));
     ASSIGN_OR_RETURN(ModelWeights w, SliceWeights(full, slice));
     t.slice_.push_back(slice);
     t.slices_.push_back(std::move(w));
@@ -264,4 +237,4 @@ size_t TpRanks::cache_bytes() const {
   return b;
 }
 
-}  // namespace qprof::runtime
+}  // namespace qprof::runtime::cuda

@@ -22,7 +22,7 @@
 #include "runtime/cuda/host/tp_fault.h"
 #include "runtime/model_weights.h"
 
-namespace qprof::runtime {
+namespace qprof::runtime::cuda {
 
 // Number of CUDA devices visible to this process (0 on error).
 int VisibleCudaDevices();
@@ -85,6 +85,6 @@ class TpRanks {
   int64_t upload_ns_ = 0, caches_ns_ = 0;
 };
 
-}  // namespace qprof::runtime
+}  // namespace qprof::runtime::cuda
 
 #endif  // QPROF_RUNTIME_CUDA_TP_RANKS_H_

@@ -168,26 +168,12 @@ std::string ShapeString(const std::vector<int64_t>& shape) {
   return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
 }
 
-absl::StatusOr<SafetensorsHeader> ParseSafetensors(const uint8_t* data, size_t size,
-                                                   const std::string& file) {
-  if (size < 8) {
-    return absl::DataLossError(absl::StrCat(file, ": truncated safetensors file: ", size,
-                                            " bytes, less than the 8-byte header length"));
-  }
-  uint64_t header_len = 0;
-  for (int i = 7; i >= 0; --i) header_len = (header_len << 8) | data[i];  // little-endian
-  if (header_len > size - 8) {
-    return Bad(file, absl::StrCat("header length ", header_len, " exceeds the file (", size,
-                                  " bytes)"));
-  }
-  if (header_len > kMaxHeaderBytes) {
-    return Bad(file, absl::StrCat("header length ", header_len, " exceeds the 100 MB limit"));
-  }
-  SafetensorsHeader h;
-  h.data_offset = 8 + header_len;
-  const uint64_t data_size = size - h.data_offset;
+namespace {
 
-  simdjson::padded_string json(reinterpret_cast<const char*>(data + 8), header_len);
+// The header's tensors and metadata, from its JSON.
+absl::Status ParseHeaderJson(const uint8_t* json_data, uint64_t json_len, const std::string& file,
+                             SafetensorsHeader* h) {
+  simdjson::padded_string json(reinterpret_cast<const char*>(json_data), json_len);
   od::parser parser;
   od::document doc;
   od::object top;
@@ -207,17 +193,23 @@ absl::StatusOr<SafetensorsHeader> ParseSafetensors(const uint8_t* data, size_t s
       return Bad(file, absl::StrCat("malformed JSON header at '", key, "'"));
     }
     if (key == "__metadata__") {
-      if (auto s = ParseMetadata(val, file, &h.metadata); !s.ok()) return s;
+      if (auto s = ParseMetadata(val, file, &h->metadata); !s.ok()) return s;
       continue;
     }
     if (seen.count(key)) return Bad(file, absl::StrCat("tensor '", key, "' appears twice"));
     TensorInfo t;
     t.name = key;
     if (auto s = ParseTensorEntry(val, file, &t); !s.ok()) return s;
-    seen[key] = h.tensors.size();
-    h.tensors.push_back(std::move(t));
+    seen[key] = h->tensors.size();
+    h->tensors.push_back(std::move(t));
   }
+  return absl::OkStatus();
+}
 
+// Each tensor's byte range matches its dtype and shape, lies in the data section of
+// `data_size` bytes, and overlaps no other.
+absl::Status CheckTensorRanges(const SafetensorsHeader& h, uint64_t data_size,
+                               const std::string& file) {
   for (const TensorInfo& t : h.tensors) {
     uint64_t bytes = 0;
     if (!ByteCount(t.shape, DtypeSize(t.dtype), &bytes)) {
@@ -252,6 +244,30 @@ absl::StatusOr<SafetensorsHeader> ParseSafetensors(const uint8_t* data, size_t s
                                     by_begin[i]->name, "' overlap"));
     }
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<SafetensorsHeader> ParseSafetensors(const uint8_t* data, size_t size,
+                                                   const std::string& file) {
+  if (size < 8) {
+    return absl::DataLossError(absl::StrCat(file, ": truncated safetensors file: ", size,
+                                            " bytes, less than the 8-byte header length"));
+  }
+  uint64_t header_len = 0;
+  for (int i = 7; i >= 0; --i) header_len = (header_len << 8) | data[i];  // little-endian
+  if (header_len > size - 8) {
+    return Bad(file, absl::StrCat("header length ", header_len, " exceeds the file (", size,
+                                  " bytes)"));
+  }
+  if (header_len > kMaxHeaderBytes) {
+    return Bad(file, absl::StrCat("header length ", header_len, " exceeds the 100 MB limit"));
+  }
+  SafetensorsHeader h;
+  h.data_offset = 8 + header_len;
+  if (auto s = ParseHeaderJson(data + 8, header_len, file, &h); !s.ok()) return s;
+  if (auto s = CheckTensorRanges(h, size - h.data_offset, file); !s.ok()) return s;
   return h;
 }
 

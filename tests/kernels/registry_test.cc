@@ -77,8 +77,10 @@ TEST(WorkModelTest, DenseAndAttention) {
       {{"batch", 2}, {"heads", 4}, {"selected", 10}, {"d_qk", 576}, {"d_v", 512}}, "simt_fp32");
   EXPECT_DOUBLE_EQ(a.kv_bytes(), 2 * 10 * 576 * 2);
   EXPECT_DOUBLE_EQ(a.flops(), 2.0 * 2 * 4 * 10 * (576 + 512));
-  EXPECT_DOUBLE_EQ(BitsPerWeight("mxfp4"), 4.25);
-  EXPECT_DOUBLE_EQ(BitsPerWeight("nvfp4"), 4.5);
+  EXPECT_DOUBLE_EQ(format::BitsPerWeight("mxfp4"), 4.25);
+  EXPECT_DOUBLE_EQ(format::BitsPerWeight("nvfp4"), 4.5);
+  // FP8 is the block-scaled DeepSeek layout (one FP32 per 128x128), as the analysis uses.
+  EXPECT_DOUBLE_EQ(format::BitsPerWeight("fp8"), 8.0 + 32.0 / 16384);
 }
 
 }  // namespace

@@ -23,6 +23,8 @@ namespace {
 using kernels::Fp4Format;
 using kernels::MoeParams;
 using kernels::cuda::MoeCudaPath;
+
+const MoeCudaPath& Path(const char* name) { return **kernels::cuda::FindMoeCudaPath(name); }
 using testing_cuda::DeviceBuffer;
 using testing_cuda::RandomFloats;
 using testing_cuda::RelError;
@@ -62,7 +64,7 @@ struct Case {
 // -1 when the path reported FailedPrecondition, e.g. fp4_mma off sm_120).
 // w13_scale_shift (MXFP4 only): adds to every W13 scale code and divides x by 2^shift, so
 // the products stay the same while the scale codes reach the top of the UE8M0 range.
-double RunCase(const Case& c, MoeCudaPath path, uint32_t seed, int w13_scale_shift = 0) {
+double RunCase(const Case& c, const MoeCudaPath& path, uint32_t seed, int w13_scale_shift = 0) {
   std::mt19937 rng(seed);
   HostFp4 w13 = RandomExperts(c.format, c.experts, 2 * c.inter, c.dim, rng);
   const HostFp4 w2 = RandomExperts(c.format, c.experts, c.dim, c.inter, rng);
@@ -142,14 +144,14 @@ class MoeCudaTest : public ::testing::TestWithParam<std::tuple<Fp4Format, int>> 
 TEST_P(MoeCudaTest, SlotGemvMatchesReference) {
   QPROF_SKIP_WITHOUT_GPU();
   const auto [format, tokens] = GetParam();
-  const double err = RunCase({format, tokens, 256, 160, 8, 3}, MoeCudaPath::kSlotGemv, 11 + tokens);
+  const double err = RunCase({format, tokens, 256, 160, 8, 3}, Path("slot_gemv"), 11 + tokens);
   EXPECT_LT(err, 1e-4) << kernels::FormatName(format) << " tokens " << tokens;
 }
 
 TEST_P(MoeCudaTest, W4a16MmaMatchesReference) {
   QPROF_SKIP_WITHOUT_GPU();
   const auto [format, tokens] = GetParam();
-  const double err = RunCase({format, tokens, 512, 256, 8, 3}, MoeCudaPath::kW4a16Mma, 23 + tokens);
+  const double err = RunCase({format, tokens, 512, 256, 8, 3}, Path("w4a16_mma"), 23 + tokens);
   EXPECT_LT(err, 1e-2) << kernels::FormatName(format) << " tokens " << tokens;
   EXPECT_GT(err, 0.0);  // BF16 activations cannot be exact: a zero means nothing ran
 }
@@ -157,7 +159,7 @@ TEST_P(MoeCudaTest, W4a16MmaMatchesReference) {
 TEST_P(MoeCudaTest, Fp4MmaMatchesReferenceOnSm120) {
   QPROF_SKIP_WITHOUT_GPU();
   const auto [format, tokens] = GetParam();
-  const double err = RunCase({format, tokens, 256, 128, 8, 3}, MoeCudaPath::kFp4Mma, 37 + tokens);
+  const double err = RunCase({format, tokens, 256, 128, 8, 3}, Path("fp4_mma"), 37 + tokens);
   if (err < 0) GTEST_SKIP() << "fp4_mma needs sm_120 (FailedPrecondition here, as intended)";
   // FP4 activations (x and the hidden state) cost ~10-20 % relative error; a wrong fragment
   // layout or scale gives ~1 or more.
@@ -168,7 +170,7 @@ TEST_P(MoeCudaTest, Fp4MmaMatchesReferenceOnSm120) {
 // e >= 241. Codes shifted to ~240-246 must still match the reference.
 TEST(MoeCudaNumericsTest, SlotGemvHandlesTopMxfp4ScaleCodes) {
   QPROF_SKIP_WITHOUT_GPU();
-  const double err = RunCase({Fp4Format::kMxfp4, 3, 256, 160, 8, 3}, MoeCudaPath::kSlotGemv, 71, 120);
+  const double err = RunCase({Fp4Format::kMxfp4, 3, 256, 160, 8, 3}, Path("slot_gemv"), 71, 120);
   EXPECT_LT(err, 1e-4);
 }
 
@@ -185,14 +187,14 @@ TEST(MoeCudaCheck, RejectsUnsupportedShapesWithoutTouchingTheDevice) {
   p.x = dummy.data(); p.out = dummy.data(); p.topk_weights = dummy.data(); p.topk_ids = ids.data();
   p.w13 = {b.data(), b.data(), nullptr};
   p.w2 = {b.data(), b.data(), nullptr};
-  EXPECT_EQ(kernels::cuda::CheckMoeCuda(p, MoeCudaPath::kW4a16Mma).code(),
+  EXPECT_EQ(kernels::cuda::CheckMoeCuda(p, Path("w4a16_mma")).code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(kernels::cuda::CheckMoeCuda(p, MoeCudaPath::kSlotGemv).code(),
+  EXPECT_EQ(kernels::cuda::CheckMoeCuda(p, Path("slot_gemv")).code(),
             absl::StatusCode::kInvalidArgument);  // 200 % 32 != 0
   p.dim = 256;
-  EXPECT_TRUE(kernels::cuda::CheckMoeCuda(p, MoeCudaPath::kW4a16Mma).ok());
+  EXPECT_TRUE(kernels::cuda::CheckMoeCuda(p, Path("w4a16_mma")).ok());
   p.format = Fp4Format::kNvfp4;  // no scale2
-  EXPECT_EQ(kernels::cuda::CheckMoeCuda(p, MoeCudaPath::kSlotGemv).code(),
+  EXPECT_EQ(kernels::cuda::CheckMoeCuda(p, Path("slot_gemv")).code(),
             absl::StatusCode::kInvalidArgument);
 }
 

@@ -6,6 +6,7 @@
 
 #include "analysis/devices/device_specs.h"
 #include "gtest/gtest.h"
+#include "kernels/registry/dispatch.h"
 #include "proto/trace_io.h"
 
 namespace qprof::cli {
@@ -29,8 +30,13 @@ TEST(ModelRun, EveryTargetOfTheTableWithAutoPaths) {
     ASSERT_TRUE(r.ok()) << d.key << ": " << r.status();
     ASSERT_EQ(r->runs.size(), 2u) << d.key;
     EXPECT_EQ(r->runs[0].variant.moe_backend, "slot_gemv");
-    // auto: native FP4 MMA where the arch has it, W4A16 elsewhere (runtime's rule).
-    bool fp4 = d.fp4_tensor_tflops.value > 0;
+    // auto: native FP4 MMA where the registry has a kernel for the arch (sm_120a; none
+    // for B200's tcgen05), W4A16 elsewhere (kernels/registry/dispatch.h).
+    const bool fp4 = kernels::RunsOnArch(
+        *kernels::KernelRegistry::Global().Find("moe.fp4_mma.nvfp4"), d.arch);
+    if (fp4) {
+      EXPECT_GT(d.fp4_tensor_tflops.value, 0) << d.key;
+    }
     EXPECT_EQ(r->runs[1].variant.moe_backend, fp4 ? "fp4_mma" : "w4a16_mma") << d.key;
     for (const ModelRunOutput& o : r->runs) {
       EXPECT_GT(o.summary.tokens_per_s, 0) << d.key;
@@ -96,8 +102,10 @@ TEST(ModelRun, ErrorsAreOneClearLine) {
   fp4_on_hopper.variants = {{"nvfp4", "fp4_mma"}};
   auto r = RunModelled(fp4_on_hopper);
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_NE(std::string(r.status().message()).find("tensor_fp4"), std::string::npos)
+  // The registry refuses a path with no kernel for the target, naming the choices there.
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(std::string(r.status().message()).find("fp4_mma has no kernel for sm_90"),
+            std::string::npos)
       << r.status();
   ModelRunRequest bad_param = Request("h200");
   bad_param.param_overrides = "simt_efficiency=2";
@@ -166,8 +174,8 @@ TEST(ModelRun, RunCommandEntryPoints) {
   opt.no_projection = false;
   opt.target = "h100";
   auto backend = RunModelBackend(base, "nvfp4", "w4a16_mma,fp4_mma", opt, dir, "qprof run");
-  ASSERT_FALSE(backend.ok());  // H100 has no FP4 tensor pipe
-  EXPECT_EQ(backend.status().code(), absl::StatusCode::kFailedPrecondition);
+  ASSERT_FALSE(backend.ok());  // the registry has no fp4_mma kernel for H100 (sm_90)
+  EXPECT_EQ(backend.status().code(), absl::StatusCode::kInvalidArgument);
   backend = RunModelBackend(base, "mxfp4", "auto", opt, dir, "qprof run");
   ASSERT_TRUE(backend.ok()) << backend.status();
   ASSERT_EQ(backend->size(), 1u);

@@ -4,6 +4,7 @@
 // time for them on a device with round numbers.
 #include "analysis/model/decode_model.h"
 #include "gtest/gtest.h"
+#include "runtime/plan.h"
 #include "runtime/run.h"
 #include "tests/model/test_plans.h"
 

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
-#include "runtime/model_config.h"
+#include "runtime/model_arch.h"
 #include "runtime/model_weights.h"
 #include "runtime/run.h"
 #include "runtime/weights/quantize.h"
@@ -21,7 +21,7 @@ std::string TempDir(const std::string& name) {
 
 TEST(CheckpointTest, QuantizedCheckpointRunsLikeTheSyntheticWeights) {
   const std::string dir = TempDir("roundtrip");
-  ModelConfig c = *PresetConfig("tiny");
+  ModelArch c = *PresetArch("tiny");
   const std::string bf = dir + "/model.safetensors";
   ASSERT_TRUE(WriteSyntheticSafetensors(c, 3, 0, bf).ok());
   for (const char* fmt : {"mxfp4", "nvfp4"}) {
@@ -63,7 +63,7 @@ TEST(CheckpointTest, QuantizedCheckpointRunsLikeTheSyntheticWeights) {
 
 TEST(CheckpointTest, MisshapenOrMissingTensorsAreNamed) {
   const std::string dir = TempDir("bad");
-  ModelConfig small_heads = *PresetConfig("tiny");
+  ModelArch small_heads = *PresetArch("tiny");
   small_heads.moe_inter_dim = 32;  // experts of another shape
   const std::string bf = dir + "/model.safetensors";
   ASSERT_TRUE(WriteSyntheticSafetensors(small_heads, 3, 0, bf).ok());
@@ -71,16 +71,16 @@ TEST(CheckpointTest, MisshapenOrMissingTensorsAreNamed) {
   q.format = "mxfp4";
   q.exclude = {"attn", "norm", "embed", "lm_head", "ffn\\.gate"};
   ASSERT_TRUE(weights::QuantizeSafetensors(bf, dir + "/q", q).ok());
-  auto w = LoadCheckpointWeights(dir + "/q", *PresetConfig("tiny"), kernels::Fp4Format::kMxfp4, 0);
+  auto w = LoadCheckpointWeights(dir + "/q", *PresetArch("tiny"), kernels::Fp4Format::kMxfp4, 0);
   ASSERT_FALSE(w.ok());
   EXPECT_NE(std::string(w.status().message()).find("layers.0.ffn.experts.0.w13"),
             std::string::npos)
       << w.status();
   // Two layers in the config, one in the file: the missing tensor is named.
   const std::string one = dir + "/one.safetensors";
-  ASSERT_TRUE(WriteSyntheticSafetensors(*PresetConfig("tiny"), 3, 1, one).ok());
+  ASSERT_TRUE(WriteSyntheticSafetensors(*PresetArch("tiny"), 3, 1, one).ok());
   ASSERT_TRUE(weights::QuantizeSafetensors(one, dir + "/q1", q).ok());
-  w = LoadCheckpointWeights(dir + "/q1", *PresetConfig("tiny"), kernels::Fp4Format::kMxfp4, 0);
+  w = LoadCheckpointWeights(dir + "/q1", *PresetArch("tiny"), kernels::Fp4Format::kMxfp4, 0);
   ASSERT_FALSE(w.ok());
   EXPECT_NE(std::string(w.status().message()).find("layers.1."), std::string::npos)
       << w.status();

@@ -91,7 +91,7 @@ TEST(RunDecodeTest, DeterministicForASeedAndDifferentAcrossSeeds) {
 
 TEST(CpuDecoderTest, SlotAndGroupedPathsAgreeUpToSummationOrder) {
   for (auto fmt : {kernels::Fp4Format::kMxfp4, kernels::Fp4Format::kNvfp4}) {
-    ModelConfig c = *PresetConfig("tiny");
+    ModelArch c = *PresetArch("tiny");
     kernels::ThreadPool pool(2);
     auto w = MakeSyntheticWeights(c, fmt, 0, 7, &pool);
     ASSERT_TRUE(w.ok()) << w.status();
@@ -102,7 +102,6 @@ TEST(CpuDecoderTest, SlotAndGroupedPathsAgreeUpToSummationOrder) {
     o.seed = 7;
     o.moe_kernel_id = std::string("moe.slot_gemv.") + kernels::FormatName(fmt);
     CpuDecoder slot(*w, o, &pool);
-    o.moe_grouped = true;
     o.moe_kernel_id = std::string("moe.w4a16_mma.") + kernels::FormatName(fmt);
     CpuDecoder grouped(*w, o, &pool);
     ASSERT_TRUE(slot.Init().ok());

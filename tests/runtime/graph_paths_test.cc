@@ -9,7 +9,7 @@
 
 #include "gtest/gtest.h"
 
-namespace qprof::runtime {
+namespace qprof::runtime::cuda {
 namespace {
 
 using Kind = CapturedNode::Kind;
@@ -101,4 +101,4 @@ TEST(GraphPathsTest, MismatchedReplaysAreLeftAsTheyWereWithTheReason) {
 }
 
 }  // namespace
-}  // namespace qprof::runtime
+}  // namespace qprof::runtime::cuda

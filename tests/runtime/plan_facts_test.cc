@@ -60,10 +60,11 @@ TEST_P(PlanFactsTest, PlanIsRankZeroOfTheRuntimeSplit) {
   o.tp = c.tp;
   auto plan = PlanDecode(o);
   ASSERT_TRUE(plan.ok()) << plan.status();
-  const ModelConfig cfg = *LoadModelConfig(c.model);
+  const ModelArch cfg = *LoadModelArch(c.model);
   const kernels::Fp4Format fmt =
       std::string(c.format) == "mxfp4" ? kernels::Fp4Format::kMxfp4 : kernels::Fp4Format::kNvfp4;
-  auto slice = MakeTpSlice(cfg, fmt, c.tp, 0, MoeInterGranule(plan->moe_backend()));
+  auto slice = MakeTpSlice(cfg, fmt, c.tp, 0,
+                           MoeInterGranule("moe." + plan->moe_backend() + "." + c.format));
   ASSERT_TRUE(slice.ok());
   const int layers = static_cast<int>(plan->layers());
   // Every planned id is a registered kernel.
@@ -116,7 +117,7 @@ INSTANTIATE_TEST_SUITE_P(
 
 // The plan's shapes are those of the weights SliceWeights gives rank 0 (tiny, built here).
 TEST(PlanFactsWeightsTest, ShapesMatchTheSlicedWeights) {
-  const ModelConfig cfg = *LoadModelConfig("tiny");
+  const ModelArch cfg = *LoadModelArch("tiny");
   kernels::ThreadPool pool(2);
   for (const char* format : {"mxfp4", "nvfp4"}) {
     const kernels::Fp4Format fmt =
@@ -133,7 +134,8 @@ TEST(PlanFactsWeightsTest, ShapesMatchTheSlicedWeights) {
       o.tp = tp;
       auto plan = PlanDecode(o);
       ASSERT_TRUE(plan.ok()) << plan.status();
-      auto slice = MakeTpSlice(cfg, fmt, tp, 0, MoeInterGranule("slot_gemv"));
+      auto slice = MakeTpSlice(cfg, fmt, tp, 0,
+                               MoeInterGranule(std::string("moe.slot_gemv.") + format));
       ASSERT_TRUE(slice.ok());
       auto w = SliceWeights(*full, *slice);
       ASSERT_TRUE(w.ok());

@@ -24,7 +24,7 @@
 #include "runtime/cuda/host/nccl_search.h"
 #include "runtime/cuda/host/tp_fault.h"
 
-namespace qprof::runtime {
+namespace qprof::runtime::cuda {
 namespace {
 
 using std::chrono::milliseconds;
@@ -275,4 +275,4 @@ TEST(NcclSearchTest, EnvironmentWinsElseLibraryPathToolkitAndWheels) {
 }
 
 }  // namespace
-}  // namespace qprof::runtime
+}  // namespace qprof::runtime::cuda

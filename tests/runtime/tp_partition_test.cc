@@ -47,7 +47,7 @@ void ExpectClose(const std::vector<float>& a, const std::vector<float>& b, float
 // The tiny preset (4 heads, 8 experts top-2, shared inter 64); `heads` > 0 overrides the
 // head count so that tp 8 divides it.
 ModelWeights Tiny(Fp4Format f, int heads = 0) {
-  auto c = PresetConfig("tiny");
+  auto c = PresetArch("tiny");
   EXPECT_TRUE(c.ok()) << c.status();
   if (heads > 0) c->n_heads = heads;
   kernels::ThreadPool pool(1);
@@ -57,7 +57,7 @@ ModelWeights Tiny(Fp4Format f, int heads = 0) {
 }
 
 TEST(TpPartitionTest, ValidationMessages) {
-  ModelConfig c = *PresetConfig("v4-flash");  // 64 heads, 256 experts
+  ModelArch c = *PresetArch("v4-flash");  // 64 heads, 256 experts
   EXPECT_TRUE(ValidateTensorParallel(c, 8).ok());
   absl::Status s = ValidateTensorParallel(c, 3);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
@@ -72,7 +72,7 @@ TEST(TpPartitionTest, ValidationMessages) {
   EXPECT_TRUE(CheckTpDevices(2, 2).ok());
   EXPECT_FALSE(MakeTpSlice(c, Fp4Format::kMxfp4, 2, 2).ok());  // rank outside
   // A granule the per-rank width misses: the shared expert stays whole on rank 0.
-  c = *PresetConfig("v4-flash");
+  c = *PresetArch("v4-flash");
   for (int r = 0; r < 16; ++r) {
     auto s16 = MakeTpSlice(c, Fp4Format::kMxfp4, 16, r, 256);  // 2048 / 16 = 128
     ASSERT_TRUE(s16.ok()) << s16.status();
@@ -82,7 +82,7 @@ TEST(TpPartitionTest, ValidationMessages) {
 }
 
 TEST(TpPartitionTest, SlicesTileTheModel) {
-  const ModelConfig c = *PresetConfig("v4-flash");
+  const ModelArch c = *PresetArch("v4-flash");
   for (int tp : {1, 2, 4, 8}) {
     int heads = 0, experts = 0, shared = 0;
     for (int r = 0; r < tp; ++r) {
@@ -128,7 +128,7 @@ TEST(TpPartitionTest, LocalExpertIds) {
 
 TEST(TpPartitionTest, TpOneSliceIsTheWholeModel) {
   const ModelWeights w = Tiny(Fp4Format::kNvfp4);
-  auto s = MakeTpSlice(w.config, w.format, 1, 0);
+  auto s = MakeTpSlice(w.arch, w.format, 1, 0);
   ASSERT_TRUE(s.ok());
   auto t = SliceWeights(w, *s);
   ASSERT_TRUE(t.ok()) << t.status();
@@ -155,7 +155,7 @@ class TpMoeSumTest : public ::testing::TestWithParam<MoeCase> {};
 TEST_P(TpMoeSumTest, SumOverRanksEqualsFullMoe) {
   const MoeCase mc = GetParam();
   const ModelWeights w = Tiny(mc.format, /*heads=*/8);
-  const ModelConfig& c = w.config;
+  const ModelArch& c = w.arch;
   const int B = 5, k = c.n_activated_experts, E = c.n_routed_experts;
   const int is = c.moe_inter_dim * c.n_shared_experts;
   const std::vector<float> x = Normal(size_t(B) * c.dim, 21);
@@ -241,7 +241,7 @@ class TpAttentionSumTest : public ::testing::TestWithParam<int> {};
 TEST_P(TpAttentionSumTest, SumOverRanksEqualsFullAttention) {
   const int tp = GetParam();
   const ModelWeights w = Tiny(Fp4Format::kMxfp4);
-  const ModelConfig& c = w.config;
+  const ModelArch& c = w.arch;
   const int B = 3, T = 37, dqk = c.d_qk(), dv = c.kv_lora_rank;
   const std::vector<float> qa = Normal(size_t(B) * c.q_lora_rank, 31);
   const std::vector<float> x = Normal(size_t(B) * c.dim, 32);

@@ -124,7 +124,7 @@ TEST(StepKernelsTest, LocalExpertIdsMatchTheCpuTwin) {
       runtime::LocalExpertIds(ids.data(), n, begin, end, want.data());
       DeviceBuffer<int32_t> din(ids), dout(n);
       dout.Poison();
-      ASSERT_EQ(runtime::LaunchLocalExpertIds(din.get(), n, begin, end, dout.get(), nullptr),
+      ASSERT_EQ(runtime::cuda::LaunchLocalExpertIds(din.get(), n, begin, end, dout.get(), nullptr),
                 cudaSuccess);
       ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
       EXPECT_EQ(dout.Download(), want) << "n " << n << " experts [" << begin << ", " << end << ")";

@@ -14,7 +14,8 @@
 #include <string>
 
 #include "gtest/gtest.h"
-#include "runtime/cuda/cuda_run.h"
+#include "runtime/cuda/cuda_backend.h"
+#include "tests/runtime_cuda/backends.h"
 #include "runtime/cuda/tp_ranks.h"
 #include "runtime/run.h"
 
@@ -24,7 +25,7 @@ namespace {
 #define SKIP_WITHOUT_GPU()                                                       \
   do {                                                                           \
     std::string why_;                                                            \
-    if (!runtime::CudaDevicePresent(&why_)) GTEST_SKIP() << "no CUDA device: " << why_; \
+    if (!runtime::cuda::CudaDevicePresent(&why_)) GTEST_SKIP() << "no CUDA device: " << why_; \
   } while (0)
 
 // Sets environment variables for one scope and restores them.
@@ -83,12 +84,12 @@ void ExpectSameTokens(const runtime::RunResult& one, const runtime::RunResult& m
 
 TEST(CudaTpTest, TooFewGpusIsOneClearLine) {
   SKIP_WITHOUT_GPU();
-  const int n = runtime::VisibleCudaDevices();
+  const int n = runtime::cuda::VisibleCudaDevices();
   if (n >= 4) GTEST_SKIP() << n << " GPUs visible: --tp 4 would run";
   runtime::RunOptions o = Options("tiny", "nvfp4", "slot_gemv");
   o.steps = 1;
   o.tp = 4;
-  auto r = runtime::RunDecode(o);
+  auto r = testing::RunOnBackends(o);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(r.status().message(), "--tp 4 needs 4 GPUs, found " + std::to_string(n));
@@ -99,11 +100,11 @@ class TwoRanksOneGpuTest : public ::testing::TestWithParam<const char*> {};
 TEST_P(TwoRanksOneGpuTest, HostAllReduceMatchesTp1) {
   SKIP_WITHOUT_GPU();
   runtime::RunOptions o = Options("small", GetParam(), "slot_gemv");
-  auto one = runtime::RunDecode(o);
+  auto one = testing::RunOnBackends(o);
   ASSERT_TRUE(one.ok()) << one.status();
   ScopedEnv env({{"QPROF_TP_DEVICES", "0,0"}, {"QPROF_TP_ALLREDUCE", "host"}});
   o.tp = 2;
-  auto two = runtime::RunDecode(o);
+  auto two = testing::RunOnBackends(o);
   ASSERT_TRUE(two.ok()) << two.status();
   ExpectSameTokens(*one, *two, o.steps);
   EXPECT_EQ(two->trace.header().run().extra().at("tp_devices"), "0,0");
@@ -129,7 +130,7 @@ TEST(TpFaultTest, FailedRankEndsTheStepPromptlyAndTheRunIsSpent) {
   ScopedEnv env({{"QPROF_TP_DEVICES", "0,0"}, {"QPROF_TP_ALLREDUCE", "host"},
                  {"QPROF_TP_TIMEOUT_S", "30"}, {"QPROF_TP_FAULT", "1:1:fail"}});
   const auto t0 = std::chrono::steady_clock::now();
-  auto r = runtime::RunDecode(o);
+  auto r = testing::RunOnBackends(o);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_FALSE(r.ok());
   EXPECT_NE(std::string(r.status().message()).find("tp rank 1: step 1: injected fault"),
@@ -145,7 +146,7 @@ TEST(TpFaultTest, SilentHangEndsAtTheTimeout) {
   ScopedEnv env({{"QPROF_TP_DEVICES", "0,0"}, {"QPROF_TP_ALLREDUCE", "host"},
                  {"QPROF_TP_TIMEOUT_S", "3"}, {"QPROF_TP_FAULT", "1:2:hang"}});
   const auto t0 = std::chrono::steady_clock::now();
-  auto r = runtime::RunDecode(o);
+  auto r = testing::RunOnBackends(o);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kDeadlineExceeded) << r.status();
@@ -165,13 +166,13 @@ class CudaTpVsTp1Test : public ::testing::TestWithParam<Case> {};
 TEST_P(CudaTpVsTp1Test, NcclRanksGiveTheOneGpuTokens) {
   SKIP_WITHOUT_GPU();
   const Case c = GetParam();
-  const int n = runtime::VisibleCudaDevices();
+  const int n = runtime::cuda::VisibleCudaDevices();
   if (n < c.tp) GTEST_SKIP() << "--tp " << c.tp << " needs " << c.tp << " GPUs, found " << n;
   runtime::RunOptions o = Options(c.model, c.format, c.moe);
-  auto one = runtime::RunDecode(o);
+  auto one = testing::RunOnBackends(o);
   ASSERT_TRUE(one.ok()) << one.status();
   o.tp = c.tp;
-  auto many = runtime::RunDecode(o);
+  auto many = testing::RunOnBackends(o);
   ASSERT_TRUE(many.ok()) << many.status();
   ExpectSameTokens(*one, *many, o.steps);
   EXPECT_EQ(many->trace.header().run().tp(), static_cast<uint32_t>(c.tp));
@@ -200,11 +201,11 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(TpFaultTest, NcclFailedRankAbortsEveryCommunicator) {
   SKIP_WITHOUT_GPU();
-  if (runtime::VisibleCudaDevices() < 2) GTEST_SKIP() << "NCCL faults need 2 GPUs";
+  if (runtime::cuda::VisibleCudaDevices() < 2) GTEST_SKIP() << "NCCL faults need 2 GPUs";
   runtime::RunOptions o = Options("tiny", "nvfp4", "slot_gemv");
   o.tp = 2;
   ScopedEnv env({{"QPROF_TP_TIMEOUT_S", "30"}, {"QPROF_TP_FAULT", "1:1:fail"}});
-  auto r = runtime::RunDecode(o);
+  auto r = testing::RunOnBackends(o);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(std::string(r.status().message()).find("communicators aborted on every rank"),
             std::string::npos)

@@ -24,6 +24,9 @@ absl::Status LaunchSparseMlaMma(const SparseMlaParams& p, cudaStream_t stream);
 // fill the GPU (flash-decoding), merged by qprof_attn_sparse_mla_mma_combine. Without one
 // (or a smaller one) it runs unsplit.
 size_t SparseMlaMmaWorkspaceBytes(const SparseMlaParams& p);
+// Blocks the token tiles are split over on a GPU with `sm_count` SMs (1: unsplit, no
+// combine kernel). Pure: lists of launches are made with it without a GPU.
+int SparseMlaMmaSplitsFor(const SparseMlaParams& p, int sm_count);
 absl::Status LaunchSparseMlaMma(const SparseMlaParams& p, void* workspace, size_t workspace_bytes,
                                 cudaStream_t stream);
 absl::Status LaunchIndexerTopk(const IndexerParams& p, cudaStream_t stream);

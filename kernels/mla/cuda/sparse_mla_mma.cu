@@ -20,14 +20,17 @@ namespace qprof::kernels::cuda {
 
 absl::Status CheckSparseMla(const SparseMlaParams& p, const char* k);
 
-int SparseMlaMmaSplits(const SparseMlaParams& p) {
-  const int sms = CurrentDeviceSmCount(132);  // per device, cached, thread-safe
+int SparseMlaMmaSplitsFor(const SparseMlaParams& p, int sms) {
   const int blocks = p.batch * ((p.heads + 15) / 16);
   const int tiles = (p.topk + kMmaTile - 1) / kMmaTile;
   // Aim for ~2 blocks per SM; keep >= 2 tiles per split (the cp.async double buffer).
   int splits = (2 * sms + blocks - 1) / blocks;
   splits = std::min(splits, std::max(1, tiles / 2));
   return std::max(1, std::min(splits, 64));
+}
+
+int SparseMlaMmaSplits(const SparseMlaParams& p) {
+  return SparseMlaMmaSplitsFor(p, CurrentDeviceSmCount(132));  // per device, cached
 }
 
 size_t SparseMlaMmaWorkspaceBytes(const SparseMlaParams& p) {

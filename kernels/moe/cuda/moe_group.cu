@@ -96,26 +96,7 @@ QPROF_MOE_GROUP_KERNELS(qprof_moe_w4a16_mma_nvfp4)
 QPROF_MOE_GROUP_KERNELS(qprof_moe_fp4_mma_mxfp4)
 QPROF_MOE_GROUP_KERNELS(qprof_moe_fp4_mma_nvfp4)
 
-namespace {
-using AlignFn = void (*)(const int32_t*, int, int, int32_t*, int32_t*, int32_t*, int32_t*);
-using PermuteFn = void (*)(const float*, const int32_t*, const int32_t*, int, int, int, uint16_t*);
-using CombineFn = void (*)(const float*, const int32_t*, const float*, int, int, float*);
-struct GroupKernels {
-  AlignFn align;
-  PermuteFn permute;
-  CombineFn combine;
-  const char* name;
-};
-#define QPROF_GK(prefix) {prefix##_align, prefix##_permute_bf16, prefix##_combine, #prefix}
-// [path][format]: path 0 slot_gemv, 1 w4a16_mma, 2 fp4_mma; format 0 mxfp4, 1 nvfp4.
-const GroupKernels kGroupKernels[3][2] = {
-    {QPROF_GK(qprof_moe_slot_gemv_mxfp4), QPROF_GK(qprof_moe_slot_gemv_nvfp4)},
-    {QPROF_GK(qprof_moe_w4a16_mma_mxfp4), QPROF_GK(qprof_moe_w4a16_mma_nvfp4)},
-    {QPROF_GK(qprof_moe_fp4_mma_mxfp4), QPROF_GK(qprof_moe_fp4_mma_nvfp4)}};
-const GroupKernels& For(int path, const qprof::kernels::MoeParams& p) {
-  return kGroupKernels[path][p.format == qprof::kernels::Fp4Format::kNvfp4 ? 1 : 0];
-}
-}  // namespace
+#include <cstring>
 
 #include "absl/status/status.h"
 #include "kernels/common/cuda/cuda_status.h"
@@ -124,32 +105,69 @@ const GroupKernels& For(int path, const qprof::kernels::MoeParams& p) {
 
 namespace qprof::kernels::cuda {
 
-absl::Status LaunchMoeAlign(const MoeParams& p, int path, const MoeGrouping& g, cudaStream_t s) {
-  const GroupKernels& k = For(path, p);
+using AlignFn = void (*)(const int32_t*, int, int, int32_t*, int32_t*, int32_t*, int32_t*);
+using PermuteFn = void (*)(const float*, const int32_t*, const int32_t*, int, int, int, uint16_t*);
+using CombineFn = void (*)(const float*, const int32_t*, const float*, int, int, float*);
+
+struct MoeGroupKernels {
+  const char* path;     // "w4a16_mma"
+  Fp4Format format;
+  AlignFn align;
+  PermuteFn permute;
+  CombineFn combine;
+  const char* name;     // "qprof_moe_w4a16_mma_nvfp4"
+  SmemOptInState* align_smem;  // the align kernel's shared-memory opt-in, per device
+};
+
+namespace {
+
+#define QPROF_GK(path, fmt, prefix)                                                         \
+  MoeGroupKernels {                                                                         \
+    path, fmt, prefix##_align, prefix##_permute_bf16, prefix##_combine, #prefix,            \
+        new SmemOptInState()                                                                \
+  }
+const MoeGroupKernels* const kGroupKernels = new MoeGroupKernels[6]{
+    QPROF_GK("slot_gemv", Fp4Format::kMxfp4, qprof_moe_slot_gemv_mxfp4),
+    QPROF_GK("slot_gemv", Fp4Format::kNvfp4, qprof_moe_slot_gemv_nvfp4),
+    QPROF_GK("w4a16_mma", Fp4Format::kMxfp4, qprof_moe_w4a16_mma_mxfp4),
+    QPROF_GK("w4a16_mma", Fp4Format::kNvfp4, qprof_moe_w4a16_mma_nvfp4),
+    QPROF_GK("fp4_mma", Fp4Format::kMxfp4, qprof_moe_fp4_mma_mxfp4),
+    QPROF_GK("fp4_mma", Fp4Format::kNvfp4, qprof_moe_fp4_mma_nvfp4)};
+constexpr int kGroupKernelCount = 6;
+
+}  // namespace
+
+const MoeGroupKernels* FindMoeGroupKernels(const char* path, Fp4Format format) {
+  for (int i = 0; i < kGroupKernelCount; ++i) {
+    const MoeGroupKernels& k = kGroupKernels[i];
+    if (k.format == format && std::strcmp(k.path, path) == 0) return &k;
+  }
+  return nullptr;
+}
+
+absl::Status LaunchMoeAlign(const MoeParams& p, const MoeGroupKernels& k, const MoeGrouping& g,
+                            cudaStream_t s) {
   const int slots = p.tokens * p.topk;
   const size_t smem = static_cast<size_t>(slots + p.experts + 1) * sizeof(int32_t);
-  // Per device and kernel (6 align kernels: one state each), static + dynamic vs 48 KiB.
-  static SmemOptInState* const states = new SmemOptInState[3 * 2];
-  RETURN_IF_ERROR_STATUS(EnsureDynamicSmem(reinterpret_cast<const void*>(k.align), smem,
-                                    states[path * 2 + (p.format == Fp4Format::kNvfp4 ? 1 : 0)]));
+  // Per device and kernel (one state per align kernel), static + dynamic vs 48 KiB.
+  RETURN_IF_ERROR_STATUS(
+      EnsureDynamicSmem(reinterpret_cast<const void*>(k.align), smem, *k.align_smem));
   k.align<<<1, kAlignThreads, smem, s>>>(p.topk_ids, slots, p.experts, g.sorted_slots,
                                          g.expert_offsets, g.active_experts, g.num_active);
   RETURN_IF_CUDA_LAUNCH_ERROR(k.name);
   return absl::OkStatus();
 }
 
-absl::Status LaunchMoePermuteBf16(const MoeParams& p, int path, const MoeGrouping& g,
-                                  uint16_t* act, cudaStream_t s) {
-  const GroupKernels& k = For(path, p);
+absl::Status LaunchMoePermuteBf16(const MoeParams& p, const MoeGroupKernels& k,
+                                  const MoeGrouping& g, uint16_t* act, cudaStream_t s) {
   k.permute<<<p.tokens * p.topk, 256, 0, s>>>(p.x, g.sorted_slots, g.expert_offsets, p.experts,
                                                p.topk, p.dim, act);
   RETURN_IF_CUDA_LAUNCH_ERROR(k.name);
   return absl::OkStatus();
 }
 
-absl::Status LaunchMoeCombine(const MoeParams& p, int path, const float* slot_out,
-                              cudaStream_t s) {
-  const GroupKernels& k = For(path, p);
+absl::Status LaunchMoeCombine(const MoeParams& p, const MoeGroupKernels& k,
+                              const float* slot_out, cudaStream_t s) {
   k.combine<<<p.tokens, 256, 0, s>>>(slot_out, p.topk_ids, p.topk_weights, p.topk, p.dim, p.out);
   RETURN_IF_CUDA_LAUNCH_ERROR(k.name);
   return absl::OkStatus();

@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace qprof::runtime {
+namespace qprof::runtime::cuda {
 namespace {
 
 constexpr char kGraphSuffix[] = "/graph";
@@ -89,4 +89,4 @@ GraphAttribution AttributeGraphReplays(const std::vector<CapturedNode>& chain,
   return out;
 }
 
-}  // namespace qprof::runtime
+}  // namespace qprof::runtime::cuda

@@ -20,7 +20,7 @@
 
 #include "proto/trace.pb.h"
 
-namespace qprof::runtime {
+namespace qprof::runtime::cuda {
 
 struct CapturedNode {
   enum class Kind { kKernel, kMemset, kMemcpy, kOther };
@@ -41,6 +41,6 @@ struct GraphAttribution {
 GraphAttribution AttributeGraphReplays(const std::vector<CapturedNode>& chain,
                                        uint32_t device, proto::Trace* trace);
 
-}  // namespace qprof::runtime
+}  // namespace qprof::runtime::cuda
 
 #endif  // QPROF_RUNTIME_CUDA_HOST_GRAPH_PATHS_H_

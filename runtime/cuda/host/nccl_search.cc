@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-namespace qprof::runtime {
+namespace qprof::runtime::cuda {
 namespace {
 
 constexpr char kSoname[] = "libnccl.so.2";
@@ -46,4 +46,4 @@ std::vector<std::string> NcclLibraryCandidates(const char* env_path, const std::
   return out;
 }
 
-}  // namespace qprof::runtime
+}  // namespace qprof::runtime::cuda

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace qprof::runtime {
+namespace qprof::runtime::cuda {
 
 // The paths to try, in order: `env_path` alone when set (QPROF_NCCL_LIBRARY: the user's
 // choice is not second-guessed); else "libnccl.so.2" (dlopen's own search: LD_LIBRARY_PATH,
@@ -20,6 +20,6 @@ namespace qprof::runtime {
 std::vector<std::string> NcclLibraryCandidates(const char* env_path, const std::string& build_dir,
                                                const char* virtual_env);
 
-}  // namespace qprof::runtime
+}  // namespace qprof::runtime::cuda
 
 #endif  // QPROF_RUNTIME_CUDA_HOST_NCCL_SEARCH_H_

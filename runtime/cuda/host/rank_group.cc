@@ -10,7 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace qprof::runtime {
+namespace qprof::runtime::cuda {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -234,4 +234,4 @@ absl::Status RankGroup::Run(const std::string& what, const Work& work,
                                    " (communicators aborted on every rank)"));
 }
 
-}  // namespace qprof::runtime
+}  // namespace qprof::runtime::cuda

@@ -35,7 +35,7 @@
 
 #include "absl/status/status.h"
 
-namespace qprof::runtime {
+namespace qprof::runtime::cuda {
 
 struct RankGroupOptions {
   // A step that has not finished on every rank by then is abandoned (every rank aborts).
@@ -94,6 +94,6 @@ class RankGroup {
   std::shared_ptr<State> state_;
 };
 
-}  // namespace qprof::runtime
+}  // namespace qprof::runtime::cuda
 
 #endif  // QPROF_RUNTIME_CUDA_HOST_RANK_GROUP_H_

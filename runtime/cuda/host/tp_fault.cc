@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 
-namespace qprof::runtime {
+namespace qprof::runtime::cuda {
 
 absl::StatusOr<TpFault> ParseTpFault(const std::string& spec, int tp) {
   TpFault f;
@@ -75,4 +75,4 @@ absl::StatusOr<TpEnvironment> ReadTpEnvironment(
   return env;
 }
 
-}  // namespace qprof::runtime
+}  // namespace qprof::runtime::cuda

@@ -18,7 +18,7 @@
 
 #include "absl/status/statusor.h"
 
-namespace qprof::runtime {
+namespace qprof::runtime::cuda {
 
 struct TpFault {
   enum class Kind { kNone, kFail, kHang, kAsync };
@@ -54,6 +54,6 @@ struct TpEnvironment {
 absl::StatusOr<TpEnvironment> ReadTpEnvironment(
     const std::function<const char*(const char*)>& getenv, int tp);
 
-}  // namespace qprof::runtime
+}  // namespace qprof::runtime::cuda
 
 #endif  // QPROF_RUNTIME_CUDA_HOST_TP_FAULT_H_

@@ -2,8 +2,8 @@
 // attention over a latent KV cache, a sparse-attention indexer and FP4 experts.
 //
 // Presets: "tiny" (tests), "small" (CPU demo), "v4-flash" (published DeepSeek-V4-Flash
-// shapes; route_scale and swiglu_limit are assumptions, marked in model_config.cc). A
-// JSON file with the same field names describes a custom model (see LoadModelConfig).
+// shapes; route_scale and swiglu_limit are assumptions, marked in model_arch.cc). A
+// JSON file with the same field names describes a custom model (see LoadModelArch).
 //
 // Weights per layer (y = W x, W [out, in]):
 //   attention: wq_a [q_lora, dim], q_norm [q_lora], wq_b [heads*(kv_lora+rope), q_lora],
@@ -17,8 +17,8 @@
 // plus embed [vocab, dim], final norm [dim], lm_head [vocab, dim].
 // The output projection is a plain two-matrix low rank (wo_a, wo_b); V4's grouped output
 // projection is not modelled.
-#ifndef QPROF_RUNTIME_MODEL_CONFIG_H_
-#define QPROF_RUNTIME_MODEL_CONFIG_H_
+#ifndef QPROF_RUNTIME_MODEL_ARCH_H_
+#define QPROF_RUNTIME_MODEL_ARCH_H_
 
 #include <string>
 
@@ -27,7 +27,7 @@
 
 namespace qprof::runtime {
 
-struct ModelConfig {
+struct ModelArch {
   std::string name;
   int vocab_size = 0;
   int dim = 0;
@@ -55,22 +55,22 @@ struct ModelConfig {
 };
 
 // "tiny", "small", "v4-flash"; NotFound (listing the presets) otherwise.
-absl::StatusOr<ModelConfig> PresetConfig(const std::string& name);
+absl::StatusOr<ModelArch> PresetArch(const std::string& name);
 
 // A preset name, or a path to a JSON config file (an object with the field names above;
 // unknown fields are refused, missing ones keep the defaults shown above, and the result
 // is validated). Errors name the file.
-absl::StatusOr<ModelConfig> LoadModelConfig(const std::string& name_or_path);
-absl::StatusOr<ModelConfig> ParseModelConfigJson(const std::string& json,
+absl::StatusOr<ModelArch> LoadModelArch(const std::string& name_or_path);
+absl::StatusOr<ModelArch> ParseModelArchJson(const std::string& json,
                                                  const std::string& source);
 
 // One InvalidArgument naming the first violated rule (e.g. "model small: moe_inter_dim 100
 // is not a multiple of the mxfp4 block 32"). `format` "" checks against both formats.
-absl::Status ValidateModelConfig(const ModelConfig& c, const std::string& format = "");
+absl::Status ValidateModelArch(const ModelArch& c, const std::string& format = "");
 
 // The config as JSON (the same fields), for run metadata and `--model FILE` round trips.
-std::string ModelConfigToJson(const ModelConfig& c);
+std::string ModelArchToJson(const ModelArch& c);
 
 }  // namespace qprof::runtime
 
-#endif  // QPROF_RUNTIME_MODEL_CONFIG_H_
+#endif  // QPROF_RUNTIME_MODEL_ARCH_H_

@@ -1,4 +1,4 @@
-#include "runtime/model_config.h"
+#include "runtime/model_arch.h"
 
 #include <string>
 #include <vector>
@@ -18,7 +18,7 @@ struct Field {
   float* f = nullptr;
 };
 
-std::vector<Field> Fields(ModelConfig& c) {
+std::vector<Field> Fields(ModelArch& c) {
   return {{"vocab_size", &c.vocab_size},
           {"dim", &c.dim},
           {"n_layers", &c.n_layers},
@@ -42,8 +42,8 @@ std::vector<Field> Fields(ModelConfig& c) {
           {"max_seq_len", &c.max_seq_len}};
 }
 
-ModelConfig Tiny() {
-  ModelConfig c;
+ModelArch Tiny() {
+  ModelArch c;
   c.name = "tiny";
   c.vocab_size = 512;
   c.dim = 128;
@@ -64,8 +64,8 @@ ModelConfig Tiny() {
   return c;
 }
 
-ModelConfig Small() {
-  ModelConfig c;
+ModelArch Small() {
+  ModelArch c;
   c.name = "small";
   c.vocab_size = 8192;
   c.dim = 1024;
@@ -90,8 +90,8 @@ ModelConfig Small() {
 // 512 (the latent), rope 64, q_lora 1024, o_lora 1024, 256 routed experts top-6 + 1
 // shared, moe_inter 2048, window 128, 64 index heads of 128, index_topk 512, vocab 129280.
 // route_scale and swiglu_limit are assumptions (not in FACTS.md).
-ModelConfig V4Flash() {
-  ModelConfig c;
+ModelArch V4Flash() {
+  ModelArch c;
   c.name = "v4-flash";
   c.vocab_size = 129280;
   c.dim = 4096;
@@ -115,13 +115,13 @@ ModelConfig V4Flash() {
   return c;
 }
 
-absl::Status Bad(const ModelConfig& c, const std::string& what) {
+absl::Status Bad(const ModelArch& c, const std::string& what) {
   return absl::InvalidArgumentError(absl::StrCat("model ", c.name, ": ", what));
 }
 
 }  // namespace
 
-absl::StatusOr<ModelConfig> PresetConfig(const std::string& name) {
+absl::StatusOr<ModelArch> PresetArch(const std::string& name) {
   if (name == "tiny") return Tiny();
   if (name == "small") return Small();
   if (name == "v4-flash") return V4Flash();
@@ -130,8 +130,8 @@ absl::StatusOr<ModelConfig> PresetConfig(const std::string& name) {
                    "path to a JSON config file)"));
 }
 
-absl::Status ValidateModelConfig(const ModelConfig& c, const std::string& format) {
-  ModelConfig copy = c;
+absl::Status ValidateModelArch(const ModelArch& c, const std::string& format) {
+  ModelArch copy = c;
   for (const Field& f : Fields(copy)) {
     if (f.i && *f.i < 0) return Bad(c, absl::StrCat(f.name, " ", *f.i, " is negative"));
   }
@@ -177,9 +177,9 @@ absl::Status ValidateModelConfig(const ModelConfig& c, const std::string& format
   return absl::OkStatus();
 }
 
-absl::StatusOr<ModelConfig> ParseModelConfigJson(const std::string& json,
+absl::StatusOr<ModelArch> ParseModelArchJson(const std::string& json,
                                                  const std::string& source) {
-  ModelConfig c;
+  ModelArch c;
   c.name = source;
   simdjson::ondemand::parser parser;
   simdjson::padded_string padded(json);
@@ -231,27 +231,27 @@ absl::StatusOr<ModelConfig> ParseModelConfigJson(const std::string& json,
       *f->f = static_cast<float>(v);
     }
   }
-  RETURN_IF_ERROR(ValidateModelConfig(c));
+  RETURN_IF_ERROR(ValidateModelArch(c));
   return c;
 }
 
-absl::StatusOr<ModelConfig> LoadModelConfig(const std::string& name_or_path) {
+absl::StatusOr<ModelArch> LoadModelArch(const std::string& name_or_path) {
   if (name_or_path == "tiny" || name_or_path == "small" || name_or_path == "v4-flash") {
-    return PresetConfig(name_or_path);
+    return PresetArch(name_or_path);
   }
   auto text = ReadFile(name_or_path);
   if (!text.ok()) {
     if (name_or_path.find('/') == std::string::npos &&
         name_or_path.find(".json") == std::string::npos) {
-      return PresetConfig(name_or_path);  // says which presets exist
+      return PresetArch(name_or_path);  // says which presets exist
     }
     return text.status();
   }
-  return ParseModelConfigJson(*text, name_or_path);
+  return ParseModelArchJson(*text, name_or_path);
 }
 
-std::string ModelConfigToJson(const ModelConfig& c) {
-  ModelConfig copy = c;
+std::string ModelArchToJson(const ModelArch& c) {
+  ModelArch copy = c;
   std::vector<std::string> parts;
   parts.push_back(absl::StrCat("\"name\": \"", c.name, "\""));
   for (const Field& f : Fields(copy)) {
