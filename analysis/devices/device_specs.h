@@ -42,7 +42,7 @@ struct DeviceSpec {
   Figure fp4_tensor_tflops;          // dense; 0 = none
   std::string interconnect;          // "NVLink 4", "PCIe Gen5 x16"
   Figure interconnect_gbps;          // per GPU, per direction
-  Figure launch_overhead_us;         // per kernel launch, a lead for modelled runs
+  Figure launch_overhead_us;         // per kernel launch, an assumption for modelled runs
 
   // The bandwidth ceilings should use: measured copy rate when known, else datasheet.
   double EffectiveBandwidthGbps() const;
