@@ -16,15 +16,14 @@ double Share(uint64_t t, uint64_t total) {
 }
 
 std::string RowProvenance(const proto::TraceHeader& h) {
-  return h.provenance() == proto::PROVENANCE_IMPORTED
-             ? "imported from " + h.source_path()
-             : std::string(ProvenanceLabel(h.provenance()));
+  return ProvenanceWithSource(h.provenance(), h.source_path());
 }
 
 proto::KernelRow KernelRowOf(const ProfileState& state, const KernelGroup& g,
                              const GroupVerdict& v) {
   proto::KernelRow row;
   row.set_name(g.name);
+  row.set_raw_name(g.rep.name().empty() ? g.rep.mangled_name() : g.rep.name());
   row.set_class_(v.attribution.pipe_class());
   row.set_role(v.attribution.role());
   row.set_format(v.attribution.format());
