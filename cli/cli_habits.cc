@@ -68,8 +68,9 @@ void RegisterHelpCommand(CLI::App& app, CommandRunner& runner) {
   CLI::App* root = &app;
   cmd->callback([root, topic, &runner] {
     runner.action = [root, topic]() -> absl::Status {
+      // App::help() would show the help of the parsed subcommand, `help` itself.
       if (topic->empty()) {
-        fmt::print("{}", root->help());
+        fmt::print("{}", root->get_formatter()->make_help(root, root->get_name(), CLI::AppFormatMode::Normal));
         return absl::OkStatus();
       }
       const std::vector<std::string> names = SubcommandNames(*root);
@@ -80,7 +81,9 @@ void RegisterHelpCommand(CLI::App& app, CommandRunner& runner) {
             guess.empty() ? "" : absl::StrCat("; did you mean ", guess, "?"),
             " (commands: ", absl::StrJoin(names, ", "), ")"));
       }
-      fmt::print("{}", root->get_subcommand(*topic)->help());
+      CLI::App* sub = root->get_subcommand(*topic);
+      fmt::print("{}", sub->get_formatter()->make_help(sub, root->get_name() + " " + sub->get_name(),
+                                                       CLI::AppFormatMode::Normal));
       return absl::OkStatus();
     };
   });
