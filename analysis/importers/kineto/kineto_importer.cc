@@ -309,7 +309,8 @@ void KinetoReader::Finish(bool truncated, const std::string& truncation_detail, 
   }
   if (invalid_times_ > 0) {
     c->add_warnings(absl::StrCat(invalid_times_, " GPU events had a missing, non-numeric (e.g. "
-                                                 "a string) or negative ts/dur and were skipped"));
+                                                 "a string), out-of-range or negative ts/dur "
+                                                 "and were skipped"));
   }
   if (implausible_ > 0) {
     c->add_warnings(absl::StrCat(implausible_, " GPU events lasted implausibly long (over 1 h; "
