@@ -309,7 +309,7 @@ void KinetoReader::Finish(bool truncated, const std::string& truncation_detail, 
   }
   if (invalid_times_ > 0) {
     c->add_warnings(absl::StrCat(invalid_times_, " GPU events had a missing, non-numeric (e.g. "
-                                                 "a string), out-of-range or negative ts/dur "
+                                                 "a string), negative or out-of-range ts/dur "
                                                  "and were skipped"));
   }
   if (implausible_ > 0) {
