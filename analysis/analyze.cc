@@ -80,10 +80,7 @@ void DescribeInputs(const ProfileState& state, const AnalyzeOptions& options,
     s->set_provenance(std::string(ProvenanceLabel(h.provenance())));
     s->set_kernel_count(t.kernel_records);
     s->set_truncated(t.truncated);
-    std::string prov = absl::StrCat(std::string(ProvenanceLabel(h.provenance())),
-                                    h.provenance() == proto::PROVENANCE_IMPORTED
-                                        ? absl::StrCat(" from ", BaseName(h.source_path()))
-                                        : "");
+    std::string prov = ProvenanceWithSource(h.provenance(), h.source_path());
     if (std::find(provenances.begin(), provenances.end(), prov) == provenances.end()) {
       provenances.push_back(std::move(prov));
     }
@@ -99,6 +96,7 @@ void DescribeInputs(const ProfileState& state, const AnalyzeOptions& options,
   *profile->mutable_run() = first.run();
   *profile->mutable_collector() = first.collector();
   profile->set_provenance(first.provenance());
+  profile->set_provenance_label(std::string(ProvenanceLabel(first.provenance())));
   profile->mutable_totals()->set_provenance(absl::StrJoin(provenances, "; "));
 }
 

@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 namespace qprof {
 namespace {
@@ -32,10 +33,14 @@ std::string TempPathFor(const std::string& path) {
   return absl::StrCat(path, ".tmp.", getpid(), ".", counter.fetch_add(1));
 }
 
-absl::Status WriteFileAtomic(const std::string& path, std::string_view data) {
+namespace {
+
+// Writes `data` to a new temporary next to `path` and flushes it; returns the temporary's
+// name. Errors name `path`: the temporary is an implementation detail.
+absl::StatusOr<std::string> WriteTemporary(const std::string& path, std::string_view data) {
   const std::string tmp = TempPathFor(path);
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return ErrnoStatus("cannot create", tmp, errno);
+  if (fd < 0) return ErrnoStatus("cannot create", path, errno);
   size_t done = 0;
   while (done < data.size()) {
     ssize_t n = ::write(fd, data.data() + done, data.size() - done);
@@ -44,7 +49,7 @@ absl::Status WriteFileAtomic(const std::string& path, std::string_view data) {
       int err = errno;
       ::close(fd);
       ::unlink(tmp.c_str());
-      return ErrnoStatus("write failed", tmp, err);
+      return ErrnoStatus("write failed", path, err);
     }
     done += static_cast<size_t>(n);
   }
@@ -52,14 +57,56 @@ absl::Status WriteFileAtomic(const std::string& path, std::string_view data) {
   if (::fsync(fd) != 0 || ::close(fd) != 0) {
     int err = errno;
     ::unlink(tmp.c_str());
-    return ErrnoStatus("flush failed", tmp, err);
+    return ErrnoStatus("flush failed", path, err);
   }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+  return tmp;
+}
+
+}  // namespace
+
+absl::Status WriteFileAtomic(const std::string& path, std::string_view data) {
+  auto tmp = WriteTemporary(path, data);
+  if (!tmp.ok()) return tmp.status();
+  if (::rename(tmp->c_str(), path.c_str()) != 0) {
     int err = errno;
-    ::unlink(tmp.c_str());
+    ::unlink(tmp->c_str());
     return ErrnoStatus("rename failed", path, err);
   }
   return absl::OkStatus();
+}
+
+AtomicFileSet::~AtomicFileSet() {
+  for (const Staged& s : staged_) ::unlink(s.tmp.c_str());
+}
+
+absl::Status AtomicFileSet::Add(const std::string& path, std::string_view data) {
+  auto tmp = WriteTemporary(path, data);
+  if (!tmp.ok()) return tmp.status();
+  staged_.push_back({path, *std::move(tmp)});
+  return absl::OkStatus();
+}
+
+absl::Status AtomicFileSet::Commit() {
+  std::vector<std::string> written;
+  for (size_t i = 0; i < staged_.size(); ++i) {
+    if (::rename(staged_[i].tmp.c_str(), staged_[i].path.c_str()) != 0) {
+      absl::Status st = ErrnoStatus("rename failed", staged_[i].path, errno);
+      staged_.erase(staged_.begin(), staged_.begin() + static_cast<std::ptrdiff_t>(i));
+      std::string done = written.empty() ? "none of the outputs was written"
+                                         : absl::StrCat("written before it: ",
+                                                        absl::StrJoin(written, ", "));
+      return absl::Status(st.code(), absl::StrCat(st.message(), " (", done, ")"));
+    }
+    written.push_back(staged_[i].path);
+  }
+  staged_.clear();
+  return absl::OkStatus();
+}
+
+std::vector<std::string> AtomicFileSet::paths() const {
+  std::vector<std::string> out;
+  for (const Staged& s : staged_) out.push_back(s.path);
+  return out;
 }
 
 absl::StatusOr<std::string> ReadFile(const std::string& path) {

@@ -10,14 +10,41 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
 namespace qprof {
 
-// Writes `data` to `path` atomically (temp file + fsync + rename).
+// Writes `data` to `path` atomically (temp file + fsync + rename). Errors name `path`, the
+// user's file, never the temporary.
 absl::Status WriteFileAtomic(const std::string& path, std::string_view data);
+
+// Several outputs of one command (--json, --html, --perfetto, ...) that appear together or
+// not at all. Add() writes each to a temporary file next to its destination (flushed);
+// Commit() renames them all. When an Add() fails, nothing is renamed: the destructor removes
+// every temporary and no destination is touched. A rename failing midway (rare: the
+// temporary is in the destination's folder) leaves the earlier files in place, and Commit's
+// error names them.
+class AtomicFileSet {
+ public:
+  AtomicFileSet() = default;
+  AtomicFileSet(const AtomicFileSet&) = delete;
+  AtomicFileSet& operator=(const AtomicFileSet&) = delete;
+  ~AtomicFileSet();
+
+  absl::Status Add(const std::string& path, std::string_view data);
+  absl::Status Commit();
+  // Destinations added so far, in order.
+  std::vector<std::string> paths() const;
+
+ private:
+  struct Staged {
+    std::string path, tmp;
+  };
+  std::vector<Staged> staged_;
+};
 
 // Reads a whole file. NotFound / PermissionDenied / Internal with the path in the message.
 absl::StatusOr<std::string> ReadFile(const std::string& path);

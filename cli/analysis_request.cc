@@ -49,7 +49,6 @@ absl::StatusOr<aggregate::ProfileState> AccumulateWhole(const AnalysisRequest& r
                                                         const WholeTracesFn& whole_traces) {
   std::vector<proto::Trace> traces;
   for (const std::string& in : request.inputs) {
-    if (request.verbose && !StderrIsTty()) fmt::print(stderr, "qprof: reading {}\n", in);
     ASSIGN_OR_RETURN(proto::Trace t, LoadTraceInput(in));
     traces.push_back(std::move(t));
   }
@@ -83,12 +82,8 @@ absl::StatusOr<aggregate::ProfileState> AccumulateRequest(const AnalysisRequest&
                                                           const WholeTracesFn& whole_traces) {
   if (request.inputs.empty()) return absl::InvalidArgumentError("no traces to analyse");
   if (!request.ncu_csv.empty() || whole_traces) return AccumulateWhole(request, whole_traces);
-  if (request.verbose && !StderrIsTty()) {  // a terminal gets the importers' progress
-    fmt::print(stderr, "qprof: reading {}{}\n", request.inputs[0],
-               request.inputs.size() > 1
-                   ? fmt::format(" and {} more", request.inputs.size() - 1)
-                   : "");
-  }
+  // No "reading X" line: a bad input's error is then the only line (a terminal still gets
+  // the importers' progress).
   AccumulateOptions options;
   options.progress = request.verbose;
   options.threads = request.threads;

@@ -1,13 +1,19 @@
-// `qprof import INPUT [--out FILE.qtrace] [--ncu CSV]`: reads any input qprof understands
-// (Nsight Systems SQLite, PyTorch profiler JSON[.gz], Nsight Compute CSV, .qtrace), prints
-// a one-line summary (kind, kernels, total kernel time) and writes it as a .qtrace.
+// `qprof import INPUT [--qtrace FILE | --out DIR] [--ncu CSV]`: reads any input qprof
+// understands (Nsight Systems SQLite, PyTorch profiler JSON[.gz], Nsight Compute CSV,
+// .qtrace), prints a one-line summary (kind, kernels, total kernel time) and writes it as a
+// .qtrace: to FILE, or into DIR named after the input (`--out` is a folder in every
+// subcommand).
+#include <filesystem>
 #include <memory>
 #include <string>
+#include <system_error>
 
 #include "CLI/CLI.hpp"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "analysis/importers/import.h"
 #include "base/absl_fmt.h"
+#include "base/file_util.h"
 #include "base/status_macros.h"
 #include "cli/command.h"
 #include "fmt/core.h"
@@ -18,12 +24,44 @@ namespace {
 
 struct ImportArgs {
   std::string input;
-  std::string out;
+  std::string out;     // folder
+  std::string qtrace;  // file
   std::string ncu;
   bool quiet = false;
 };
 
+// "trace.nsys.sqlite" -> "trace.nsys.qtrace", "t.json.gz" -> "t.qtrace".
+std::string QtraceNameFor(const std::string& input) {
+  std::string name = input.substr(input.find_last_of('/') + 1);
+  for (const char* ext : {".gz", ".sqlite", ".json", ".csv", ".qtrace"}) {
+    const std::string e = ext;
+    if (name.size() > e.size() && name.compare(name.size() - e.size(), e.size(), e) == 0) {
+      name.resize(name.size() - e.size());
+    }
+  }
+  return name + ".qtrace";
+}
+
+// Where the .qtrace goes: --qtrace FILE, or --out DIR/<input>.qtrace. An --out naming a
+// .qtrace file (its meaning before --out was a folder everywhere) still works, with a warning.
+absl::StatusOr<std::string> OutputPath(const ImportArgs& args) {
+  if (!args.qtrace.empty() && !args.out.empty()) {
+    return absl::InvalidArgumentError("give --qtrace FILE or --out DIR, not both");
+  }
+  if (!args.qtrace.empty() || args.out.empty()) return args.qtrace;
+  std::error_code ec;
+  const bool is_dir = std::filesystem::is_directory(args.out, ec);
+  if (!is_dir && absl::EndsWith(args.out, ".qtrace")) {
+    fmt::print(stderr, "qprof: warning: --out names a folder now; for a file use --qtrace {}\n",
+               args.out);
+    return args.out;
+  }
+  RETURN_IF_ERROR(MakeDirs(args.out));
+  return args.out + "/" + QtraceNameFor(args.input);
+}
+
 absl::Status RunImport(const ImportArgs& args) {
+  ASSIGN_OR_RETURN(const std::string out_path, OutputPath(args));
   importers::ImportOptions options;
   options.progress = true;
   ASSIGN_OR_RETURN(proto::Trace trace, importers::ImportFile(args.input, options));
@@ -53,9 +91,9 @@ absl::Status RunImport(const ImportArgs& args) {
   if (!args.quiet) {
     for (const std::string& w : c.warnings()) fmt::print(stderr, "qprof: warning: {}\n", w);
   }
-  if (!args.out.empty()) {
-    RETURN_IF_ERROR(WriteTrace(trace, args.out));
-    fmt::print(stderr, "qprof: wrote {}\n", args.out);
+  if (!out_path.empty()) {
+    RETURN_IF_ERROR(WriteTrace(trace, out_path));
+    fmt::print(stderr, "qprof: wrote {}\n", out_path);
   }
   return absl::OkStatus();
 }
@@ -71,8 +109,11 @@ void RegisterImportCommand(CLI::App& app, CommandRunner& runner) {
       "(kind, kernels, total kernel time) and optionally save it as a .qtrace. The kind is "
       "detected from the file's content.");
   cmd->add_option("INPUT", args->input, "Trace file to read")->required();
-  cmd->add_option("--out,-o", args->out,
+  cmd->add_option("--qtrace", args->qtrace,
                   "Write the imported trace to this .qtrace file (atomically)");
+  cmd->add_option("--out,-o", args->out,
+                  "Write the imported trace into this folder (created if missing) as "
+                  "<input name>.qtrace");
   cmd->add_option("--ncu", args->ncu,
                   "Nsight Compute CSV (details or raw page) whose per-kernel metrics are joined "
                   "onto the kernels by name and launch order");

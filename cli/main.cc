@@ -1,9 +1,11 @@
 // The `qprof` command: parses the command line with CLI11 and runs one subcommand.
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "CLI/CLI.hpp"
 #include "base/absl_fmt.h"
+#include "cli/cli_habits.h"
 #include "cli/command.h"
 #include "fmt/core.h"
 
@@ -20,15 +22,19 @@ void RegisterSassCommand(CLI::App& app, CommandRunner& runner);
 void RegisterDevicesCommand(CLI::App& app, CommandRunner& runner);
 void RegisterQuantizeCommand(CLI::App& app, CommandRunner& runner);
 void RegisterCalibrateCommand(CLI::App& app, CommandRunner& runner);
+std::string VersionText();
 }  // namespace qprof::cli
 
 int main(int argc, char** argv) {
   CLI::App app{
       "qprof: where does LLM decode time go, on tensor cores or CUDA cores, and what "
       "throughput does each quantization format allow on this hardware."};
+  app.name("qprof");
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Show help for all subcommands");
+  app.set_version_flag("--version", qprof::cli::VersionText());
   qprof::cli::CommandRunner runner;
+  qprof::cli::RegisterHelpCommand(app, runner);
   qprof::cli::RegisterVersionCommand(app, runner);
   qprof::cli::RegisterRunCommand(app, runner);
   qprof::cli::RegisterRecordCommand(app, runner);
@@ -40,12 +46,35 @@ int main(int argc, char** argv) {
   qprof::cli::RegisterDevicesCommand(app, runner);
   qprof::cli::RegisterQuantizeCommand(app, runner);
   qprof::cli::RegisterCalibrateCommand(app, runner);
+  if (argc < 2) {
+    fmt::print("{}", app.help());
+    return 2;
+  }
+  const std::string unknown = qprof::cli::UnknownCommandError(app, argc, argv);
+  if (!unknown.empty()) {
+    fmt::print(stderr, "qprof: error: {}\n", unknown);
+    return 2;
+  }
+  // `qprof record CMD ARGS...` without `--`, as with nsys profile.
+  std::vector<std::string> args(argv, argv + argc);
+  if (args[1] == "record") args = qprof::cli::InsertCommandSeparator(*app.get_subcommand("record"), args, 2);
+  std::vector<char*> args_c;
+  for (std::string& a : args) args_c.push_back(a.data());
   try {
-    app.parse(argc, argv);
+    app.parse(static_cast<int>(args_c.size()), args_c.data());
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    // CLI11 prints help on --help (exit 0) and a usage error otherwise.
-    int code = app.exit(e);
-    return code == 0 ? 0 : 2;
+    // One line, naming the subcommand and where its options are explained.
+    std::string sub;
+    for (const CLI::App* s : app.get_subcommands()) sub = s->get_name();
+    fmt::print(stderr, "qprof: error: {}{} (qprof help{}{})\n", sub.empty() ? "" : sub + ": ",
+               e.what(), sub.empty() ? "" : " ", sub);
+    return 2;
   }
   if (!runner.action) return 0;
   absl::Status status = runner.action();

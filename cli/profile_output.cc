@@ -1,10 +1,17 @@
 #include "cli/profile_output.h"
 
+#include <cstdio>
+
+#include "absl/strings/str_cat.h"
+#include "analysis/ceilings/ceilings.h"
 #include "analysis/devices/device_specs.h"
 #include "base/absl_fmt.h"
 #include "base/status_macros.h"
+#include "cli/analysis_inputs.h"
+#include "cli/command.h"
 #include "fmt/core.h"
 #include "reports/json/json_report.h"
+#include "reports/terminal/csv_tables.h"
 #include "reports/terminal/terminal_report.h"
 #ifdef QPROF_HAVE_HTML_REPORT
 #include "reports/html/html_report.h"
@@ -12,9 +19,24 @@
 
 namespace qprof::cli {
 
-void AddProfileOptions(CLI::App* cmd, ProfileArgs* args) {
-  cmd->add_option("--json", args->json_out, "Write the Profile as JSON to this file");
-  cmd->add_option("--html", args->html_out, "Write a single-file HTML report to this file");
+void AddReportOptions(CLI::App* cmd, ProfileArgs* args, const std::string& what) {
+  cmd->add_option("--json", args->json_out,
+                  absl::StrCat("Write the ", what, " as JSON to this file; - for standard output "
+                               "(the terminal summary is then left out)"));
+  cmd->add_option("--html", args->html_out,
+                  absl::StrCat("Write a single-file HTML ", what == "Diff" ? "diff " : "",
+                               "report to this file"));
+  cmd->add_flag("--csv", args->tables.csv,
+                "Print the summary's tables as CSV instead of the summary (like nsys stats "
+                "--format csv): full names, times in ns, shares 0..1");
+  cmd->add_option("--table", args->tables.tables,
+                  "With --csv: only this table (repeatable): classes, kernels, roles, ranges, "
+                  "ranks (analyze); classes, roles, kernels, ranks (diff)");
+  cmd->add_flag("--wide", args->tables.wide,
+                "Print kernel names in full (the default when stdout is not a terminal)");
+}
+
+void AddAnalysisOptions(CLI::App* cmd, ProfileArgs* args) {
   cmd->add_option("--sass", args->sass_files,
                   "cubin/fatbin/executable/shared library, or a folder of cubins such as "
                   "Triton's cache (~/.triton/cache), whose SASS tells which kernels use "
@@ -25,12 +47,28 @@ void AddProfileOptions(CLI::App* cmd, ProfileArgs* args) {
                               "rtx-pro-6000; default: the device the trace reports; for "
                               "host-CPU traces ") +
                       devices::kDefaultProjectionDevice + ", the default target of `qprof run`");
-  cmd->add_option("--model", args->model,
+  cmd->add_option("--model-shape", args->model,
                   "Model shape JSON for format ceilings of third-party traces: "
                   "{\"active_params\": 13e9, \"batch\": 16, ...} (README: \"Analyse a trace you "
                   "already have\")")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--top", args->top, "Kernels shown in the summary")->check(CLI::Range(1, 100000));
+  // --model meant this shape before; in `qprof run` it names a preset or config. Kept,
+  // hidden, so old command lines still work, with a warning.
+  cmd->add_option("--model", args->model, "")
+      ->group("")
+      ->check(CLI::ExistingFile)
+      ->each([](const std::string&) {
+        fmt::print(stderr, "qprof: warning: --model is deprecated here: use --model-shape "
+                           "(--model names a preset or config in `qprof run`)\n");
+      });
+  cmd->add_option("--top", args->top, "Kernels shown in the summary")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+}
+
+void AddProfileOptions(CLI::App* cmd, ProfileArgs* args) {
+  AddReportOptions(cmd, args, "Profile");
+  AddAnalysisOptions(cmd, args);
   cmd->add_option("--label", args->label, "Short label for this profile (used by diffs)");
   AddWorkOptions(cmd, &args->tokens, &args->steps, "");
 }
@@ -64,24 +102,79 @@ AnalysisRequest RequestFor(const ProfileArgs& args) {
   return request;
 }
 
-absl::Status WriteProfileOutputs(const proto::Profile& profile, const ProfileArgs& args) {
+reports::TerminalOptions SummaryOptions(const ProfileArgs& args) {
   reports::TerminalOptions topt;
   topt.color = reports::ShouldUseColor(stdout);
   topt.top_kernels = args.top;
-  reports::PrintProfileSummary(profile, stdout, topt);
+  // In a pipe or a file nobody reads the line width, and a shortened name cannot be joined
+  // with other tools' tables.
+  topt.wide = args.tables.wide || !StdoutIsTty();
+  return topt;
+}
+
+absl::Status ReportFiles::Add(const std::string& path, std::string data, std::string note) {
+  if (path == "-") {
+    if (to_stdout_) return absl::InvalidArgumentError("only one output can go to standard output (-)");
+    to_stdout_ = true;
+    stdout_data_ = std::move(data);
+    return absl::OkStatus();
+  }
+  RETURN_IF_ERROR(files_.Add(path, data));
+  written_.emplace_back(path, std::move(note));
+  return absl::OkStatus();
+}
+
+absl::Status ReportFiles::Commit() {
+  RETURN_IF_ERROR(files_.Commit());
+  for (const auto& [path, note] : written_) {
+    fmt::print(stderr, "qprof: wrote {}{}\n", path, note.empty() ? "" : " " + note);
+  }
+  if (to_stdout_) {
+    std::fwrite(stdout_data_.data(), 1, stdout_data_.size(), stdout);
+    std::fflush(stdout);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckStdout(const ProfileArgs& args) {
+  if (args.tables.csv && args.json_out == "-") {
+    return absl::InvalidArgumentError(
+        "--csv and --json - both write to standard output: give --json a file name");
+  }
+  if (!args.tables.tables.empty() && !args.tables.csv) {
+    return absl::InvalidArgumentError("--table picks the tables of --csv: add --csv");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status WriteProfileOutputs(const proto::Profile& profile, const ProfileArgs& args,
+                                 ReportFiles* extra) {
+  RETURN_IF_ERROR(CheckStdout(args));
+  ReportFiles own;
+  ReportFiles& files = extra != nullptr ? *extra : own;
+  // Everything is rendered and staged before anything is printed or renamed.
+  std::string csv;
+  if (args.tables.csv) {
+    ASSIGN_OR_RETURN(csv, reports::ProfileCsv(profile, args.tables.tables));
+  }
   if (!args.json_out.empty()) {
-    RETURN_IF_ERROR(reports::WriteProfileJson(profile, args.json_out));
-    fmt::print(stderr, "qprof: wrote {}\n", args.json_out);
+    ASSIGN_OR_RETURN(std::string json, reports::ProfileToJson(profile));
+    RETURN_IF_ERROR(files.Add(args.json_out, std::move(json)));
   }
   if (!args.html_out.empty()) {
 #ifdef QPROF_HAVE_HTML_REPORT
-    RETURN_IF_ERROR(reports::WriteProfileHtml(profile, args.html_out));
-    fmt::print(stderr, "qprof: wrote {}\n", args.html_out);
+    RETURN_IF_ERROR(files.Add(args.html_out, reports::RenderProfileHtml(profile)));
 #else
     return absl::UnimplementedError("--html: the HTML report is not available in this build yet");
 #endif
   }
-  return absl::OkStatus();
+  if (args.tables.csv) {
+    std::fwrite(csv.data(), 1, csv.size(), stdout);
+  } else if (!files.has_stdout()) {
+    reports::PrintProfileSummary(profile, stdout, SummaryOptions(args));
+  }
+  std::fflush(stdout);
+  return files.Commit();
 }
 
 }  // namespace qprof::cli

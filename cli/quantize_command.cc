@@ -128,8 +128,9 @@ void RegisterQuantizeCommand(CLI::App& app, CommandRunner& runner) {
                   "Keep tensors whose name matches this regular expression (ECMAScript, matched "
                   "anywhere in the name) unconverted; repeatable")
       ->take_all();
-  cmd->add_option("--threads", args->threads, "Worker threads for quantization (default 2)")
-      ->check(CLI::Range(1, 256));
+  cmd->add_option("--threads", args->threads, "Worker threads for quantization")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
   cmd->callback([&runner, args] { runner.action = [args] { return RunQuantize(*args); }; });
 }
 

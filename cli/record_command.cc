@@ -1,4 +1,7 @@
-// `qprof record [--metrics] [--out DIR] [--duration S] -- CMD ARGS...`
+// `qprof record [--metrics] [--out DIR] [--duration S] [--] CMD ARGS...`
+//
+// Like `nsys profile`: options before the command are qprof's, everything from the first
+// word that is not one of them (or after `--`) is the command and its arguments.
 //
 // Profiles an unmodified CUDA program: runs it with CUDA_INJECTION64_PATH pointing at
 // libqprof_inject.so (and NVTX_INJECTION64_PATH at libcupti, for NVTX ranges), so every
@@ -237,8 +240,9 @@ absl::Status RunRecord(const RecordOptions& o) {
       "and CUPTI; rebuild with -DQPROF_CUDA=ON");
 #endif
   if (o.command.empty()) {
-    return absl::InvalidArgumentError("nothing to run: use qprof record [options] -- CMD ARGS...");
+    return absl::InvalidArgumentError("nothing to run: use qprof record [options] CMD ARGS...");
   }
+
   if (o.duration_s < 0) return absl::InvalidArgumentError("--duration must be positive");
 #ifdef QPROF_INJECT_BUILD_PATH
   const std::string build_path = QPROF_INJECT_BUILD_PATH;
@@ -330,8 +334,13 @@ void RegisterRecordCommand(CLI::App& app, CommandRunner& runner) {
       ->capture_default_str();
   sub->add_option("--duration", o->duration_s,
                   "Keep only GPU activity of the first S seconds after CUDA starts (the "
-                  "command still runs to completion)");
-  sub->add_option("command", o->command, "The command to profile, after --")
+                  "command still runs to completion; 0 = all)")
+      ->capture_default_str();
+  // main() puts a `--` before the first word that is not one of the options above
+  // (InsertCommandSeparator), so the command's own options never reach CLI11.
+  sub->add_option("command", o->command,
+                  "The command to profile and its arguments, after qprof's options (a `--` "
+                  "before it is optional, as with nsys profile)")
       ->required()
       ->expected(-1);
   sub->callback([&runner, o] { runner.action = [o] { return RunRecord(*o); }; });

@@ -1,3 +1,6 @@
+// `qprof version` and `qprof --version`: the version and the build options.
+#include <string>
+
 #include "CLI/CLI.hpp"
 #include "cli/command.h"
 #include "fmt/core.h"
@@ -8,16 +11,21 @@
 
 namespace qprof::cli {
 
+std::string VersionText() {
+#ifdef QPROF_WITH_CUDA
+  constexpr const char* kCuda = "yes";
+#else
+  constexpr const char* kCuda = "no";
+#endif
+  return fmt::format("qprof {}\nbuilt with CUDA: {}", QPROF_VERSION, kCuda);
+}
+
 void RegisterVersionCommand(CLI::App& app, CommandRunner& runner) {
-  CLI::App* cmd = app.add_subcommand("version", "Print the qprof version and build options");
+  CLI::App* cmd = app.add_subcommand("version", "Print the qprof version and build options "
+                                                "(also: qprof --version)");
   cmd->callback([&runner] {
     runner.action = [] {
-      fmt::print("qprof {}\n", QPROF_VERSION);
-#ifdef QPROF_WITH_CUDA
-      fmt::print("built with CUDA: yes\n");
-#else
-      fmt::print("built with CUDA: no\n");
-#endif
+      fmt::print("{}\n", VersionText());
       return absl::OkStatus();
     };
   });

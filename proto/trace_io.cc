@@ -53,10 +53,10 @@ bool ReadVarint(const uint8_t* data, size_t end, size_t* pos, uint64_t* value) {
 absl::StatusOr<std::unique_ptr<TraceWriter>> TraceWriter::Open(const std::string& path) {
   const std::string partial = path + ".partial";
   std::FILE* f = std::fopen(partial.c_str(), "wb");
-  if (f == nullptr) return IoError("cannot create", partial);
+  if (f == nullptr) return IoError("cannot create", path);
   if (std::fwrite(kTraceMagic.data(), 1, kTraceMagic.size(), f) != kTraceMagic.size()) {
     std::fclose(f);
-    return IoError("write failed", partial);
+    return IoError("write failed", path);
   }
   return std::unique_ptr<TraceWriter>(new TraceWriter(path, f));
 }
@@ -75,7 +75,7 @@ absl::Status TraceWriter::WriteFrame(const proto::TraceFrame& frame) {
     return absl::InternalError(absl::StrCat(path_, ": cannot serialize trace frame"));
   }
   if (std::fwrite(bytes.data(), 1, bytes.size(), file_) != bytes.size()) {
-    return IoError("write failed", path_ + ".partial");
+    return IoError("write failed", path_);
   }
   return absl::OkStatus();
 }
@@ -123,7 +123,7 @@ absl::Status TraceWriter::Close(const proto::TraceFooter& footer) {
   const bool flushed = std::fflush(file_) == 0 && ::fsync(fileno(file_)) == 0;
   const bool closed = std::fclose(file_) == 0;
   file_ = nullptr;
-  if (!flushed || !closed) return IoError("flush failed", partial);
+  if (!flushed || !closed) return IoError("flush failed", path_);
   if (std::rename(partial.c_str(), path_.c_str()) != 0) return IoError("rename failed", path_);
   return absl::OkStatus();
 }

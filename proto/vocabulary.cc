@@ -24,12 +24,20 @@ bool IsKnownPipeClass(std::string_view s) {
 
 std::string_view ProvenanceLabel(proto::Provenance p) {
   switch (p) {
-    case proto::PROVENANCE_MEASURED_GPU: return "measured on GPU";
-    case proto::PROVENANCE_MEASURED_HOST: return "measured on host CPU";
-    case proto::PROVENANCE_IMPORTED: return "imported";
-    case proto::PROVENANCE_MODELLED: return "modelled";
-    default: return "unspecified";
+    case proto::PROVENANCE_MEASURED_GPU: return provenance::kMeasuredGpu;
+    case proto::PROVENANCE_MEASURED_HOST: return provenance::kMeasuredHost;
+    case proto::PROVENANCE_IMPORTED: return provenance::kImported;
+    case proto::PROVENANCE_MODELLED: return provenance::kModelled;
+    default: return provenance::kUnspecified;
   }
+}
+
+std::string ProvenanceWithSource(proto::Provenance p, std::string_view source_path) {
+  std::string out(ProvenanceLabel(p));
+  if (p == proto::PROVENANCE_IMPORTED && !source_path.empty()) {
+    out.append(provenance::kFrom).append(source_path);
+  }
+  return out;
 }
 
 double format::BitsPerWeight(std::string_view f) {

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "proto/trace.pb.h"
@@ -89,8 +90,25 @@ inline constexpr std::string_view kNone = "none";
 bool IsKnownRole(std::string_view s);
 bool IsKnownPipeClass(std::string_view s);
 
-// "measured on GPU", "measured on host CPU", "imported", "modelled", "unspecified".
+// Where time figures came from, in the words every report uses (terminal, HTML, and the
+// JSON's string fields: Source.provenance, Totals.provenance, KernelRow.provenance,
+// Profile.provenance_label). Profile.provenance is the same as an enum, which JSON spells by
+// its proto name (PROVENANCE_IMPORTED) for programs.
+namespace provenance {
+inline constexpr std::string_view kMeasuredGpu = "measured on GPU";
+inline constexpr std::string_view kMeasuredHost = "measured on host CPU";
+inline constexpr std::string_view kImported = "imported";
+inline constexpr std::string_view kModelled = "modelled";
+inline constexpr std::string_view kUnspecified = "unspecified";
+// Joins the label and the file of an imported figure: "imported from trace.sqlite".
+inline constexpr std::string_view kFrom = " from ";
+}  // namespace provenance
+
+// One of the provenance:: labels.
 std::string_view ProvenanceLabel(proto::Provenance p);
+// The label with the file for imported figures ("imported from <path as given>"), else the
+// label alone.
+std::string ProvenanceWithSource(proto::Provenance p, std::string_view source_path);
 
 namespace format {
 // Bits one stored weight costs in `format`, block scales included; the one definition the

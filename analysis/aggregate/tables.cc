@@ -17,15 +17,17 @@ double Share(uint64_t t, uint64_t total) {
 }
 
 std::string RowProvenance(const proto::TraceHeader& h) {
-  return h.provenance() == proto::PROVENANCE_IMPORTED
-             ? "imported from " + h.source_path()
-             : std::string(ProvenanceLabel(h.provenance()));
+  return ProvenanceWithSource(h.provenance(), h.source_path());
 }
 
 // Adds `o`'s launches to `g` (same trace numbering): the row's figures over every group
 // folded into it.
 void FoldGroup(KernelGroup& g, const KernelGroup& o) {
-  if (o.launches > 0 && (g.launches == 0 || o.rep_key < g.rep_key)) g.rep_key = o.rep_key;
+  if (o.launches > 0 && (g.launches == 0 || o.rep_key < g.rep_key)) {
+    // The representative launch and its key move together (the row's raw name is its).
+    g.rep_key = o.rep_key;
+    g.rep = o.rep;
+  }
   g.launches += o.launches;
   g.calls += o.calls;
   g.time_ns += o.time_ns;
@@ -49,6 +51,7 @@ proto::KernelRow KernelRowOf(const ProfileState& state, const KernelGroup& g,
                              const GroupVerdict& v) {
   proto::KernelRow row;
   row.set_name(g.name);
+  row.set_raw_name(g.rep.name().empty() ? g.rep.mangled_name() : g.rep.name());
   row.set_class_(v.attribution.pipe_class());
   row.set_role(v.attribution.role());
   row.set_format(v.attribution.format());

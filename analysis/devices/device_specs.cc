@@ -14,15 +14,23 @@ constexpr char kH200Sheet[] =
     "NVIDIA H200 Tensor Core GPU datasheet (H200 SXM column; dense = sparse/2)";
 constexpr char kHopperWp[] = "NVIDIA H100 (GH100) architecture whitepaper: 132 SMs on SXM5";
 constexpr char kB200Sheet[] =
-    "NVIDIA HGX/DGX B200 datasheet via FACTS.md device table (dense rates; lead to re-check)";
+    "NVIDIA Blackwell Architecture Technical Brief, HGX B200 at 1000 W (dense: FP32 80, "
+    "BF16 2250, FP8 4500, FP4 9000 TFLOPS) and NVIDIA DGX B200 datasheet (1,440 GB HBM3e "
+    "and 64 TB/s for 8 GPUs: 180 GB and 8 TB/s each)";
+constexpr char kB200Sms[] =
+    "148 SMs (2 dies x 74 enabled) as the CUDA runtime reports them on a B200: Chips and "
+    "Cheese, \"Nvidia's B200: Keeping the CUDA Juggernaut Rolling\"";
 constexpr char kRtxPro6000Sheet[] =
-    "NVIDIA RTX PRO 6000 Blackwell datasheet via FACTS.md device table (dense; lead)";
+    "NVIDIA RTX PRO 6000 Blackwell Workstation Edition datasheet (24,064 CUDA cores = 188 SMs "
+    "x 128, 96 GB GDDR7, 1,792 GB/s, rounded here to 1,790) and NVIDIA RTX Blackwell GPU "
+    "Architecture whitepaper, appendix (peak FP32 and tensor rates; dense = sparse/2)";
 constexpr char kRtx5090Spec[] =
     "NVIDIA GeForce RTX 5090 specifications (170 SMs, 1792 GB/s, 104.8 TF FP32; tensor "
     "figures quoted sparse: FP16 838, FP8 1676, FP4 3352)";
 constexpr char kRtx5090Acc[] =
-    "RTX Blackwell whitepaper lead: GeForce runs FP16/BF16/FP8 MMA with FP32 accumulate at "
-    "half the FP16-accumulate rate; dense FP32-accumulate = sparse/4 (lead; verify)";
+    "NVIDIA RTX Blackwell GPU Architecture whitepaper, appendix (GeForce RTX 5090: FP16/BF16 "
+    "tensor with FP32 accumulate 209.5 dense, FP8 with FP32 accumulate 419 dense; GeForce "
+    "runs FP32 accumulation at half the FP16-accumulate rate)";
 constexpr char kL40sSheet[] =
     "NVIDIA L40S datasheet (142 SMs/RT cores, 864 GB/s, 91.6 TF FP32, BF16 362 / FP8 733 "
     "dense; 733 / 1466 with sparsity)";
@@ -31,8 +39,9 @@ constexpr char kA100Sheet[] =
     "BF16 312 dense, NVLink 600 GB/s)";
 constexpr char kA100Wp[] = "NVIDIA A100 (GA100) architecture whitepaper: 108 SMs";
 constexpr char kH200Measured[] =
-    "FACTS.md: measured device-to-device copy on H200 SXM (4.3 TB/s of 4.8 datasheet); "
-    "not re-measured by qprof";
+    "device-to-device copy measured on an H200 SXM (4.3 TB/s, 0.90 of the 4.8 TB/s "
+    "datasheet figure); no public document for it is cited yet and qprof has not re-measured "
+    "it: treat it as an assumption";
 constexpr char kNvlink4[] = "NVLink 4: 18 links x 50 GB/s = 900 GB/s total, 450 per direction";
 constexpr char kNvlink5[] = "NVLink 5: 1.8 TB/s total per GPU, 900 per direction";
 constexpr char kNvlink3[] = "NVLink 3: 12 links x 50 GB/s = 600 GB/s total, 300 per direction";
@@ -40,7 +49,8 @@ constexpr char kPcie5[] = "PCIe Gen5 x16: 32 GT/s x 16 lanes, 128b/130b = ~63 GB
 constexpr char kPcie4[] = "PCIe Gen4 x16: 64 GB/s bidirectional per L40S datasheet = 32 per direction";
 constexpr char kNoPath[] = "no such tensor path on this architecture";
 constexpr char kLaunch[] =
-    "lead: typical CUDA kernel launch overhead (2-5 us per launch, host-bound); not "
+    "assumed: a typical host-bound CUDA kernel launch (eager launches of short kernels are "
+    "spaced 2-5 us apart: NVIDIA Technical Blog, \"Getting Started with CUDA Graphs\"); not "
     "measured on this device";
 
 // Memory latency: pointer-chasing microbenchmarks put a global-memory load that misses L2 at
@@ -109,7 +119,7 @@ std::vector<DeviceSpec> BuildTable() {
     d.key = "b200";
     d.aliases = {"b200-sxm", "hgx-b200", "dgx-b200"};
     d.arch = "sm_100";
-    d.sm_count = F(148, kB200Sheet);
+    d.sm_count = F(148, kB200Sms);
     d.memory_gb = F(180, kB200Sheet);
     d.memory_bandwidth_gbps = F(8000, kB200Sheet);
     d.fp32_simt_tflops = F(80, kB200Sheet);

@@ -42,7 +42,7 @@ struct DeviceSpec {
   Figure fp4_tensor_tflops;          // dense; 0 = none
   std::string interconnect;          // "NVLink 4", "PCIe Gen5 x16"
   Figure interconnect_gbps;          // per GPU, per direction
-  Figure launch_overhead_us;         // per kernel launch, a lead for modelled runs
+  Figure launch_overhead_us;         // per kernel launch, an assumption for modelled runs
   // For the model's latency and issue terms (analysis/model): the SM boost clock (SIMT
   // issue rate = SMs x 4 schedulers x 32 lanes x clock) and the unloaded latency of a load
   // that misses L2 (memory-level parallelism: bandwidth <= bytes in flight / latency).

@@ -55,10 +55,12 @@ void KernelSide(proto::DiffRow* r, const proto::KernelRow* k, bool a) {
   if (!k) return;
   if (a) {
     r->set_a_name(k->name());
+    r->set_a_raw_name(k->raw_name());
     r->set_a_class(k->class_());
     r->set_a_calls(k->calls());
   } else {
     r->set_b_name(k->name());
+    r->set_b_raw_name(k->raw_name());
     r->set_b_class(k->class_());
     r->set_b_calls(k->calls());
   }

@@ -28,17 +28,17 @@ ModelParameters DefaultModelParameters() {
   ModelParameters p;
   p.memory_bandwidth_efficiency = {
       "memory_bandwidth_efficiency", 0.85, "fraction",
-      "assumed; FACTS.md leads: H200 copy 4.3 of 4.8 TB/s (0.90), FlashMLA dense decode "
-      "3000 GB/s on H800's 3.35 TB/s (0.90); set below a pure copy because decode kernels "
-      "gather and write partial sums"};
+      "assumed; FlashMLA's README reports dense decode at up to 3000 GB/s on H800 SXM5, "
+      "0.90 of its 3.35 TB/s; set below that because decode kernels gather and write "
+      "partial sums"};
   p.simt_efficiency = {
       "simt_efficiency", 0.5, "fraction",
       "assumed; a SIMT GEMV issues a load, a decode and an FMA per weight, so it cannot "
       "keep the FMA pipe as busy as a tiled SGEMM (70-90% of peak); not yet calibrated"};
   p.tensor_bf16_efficiency = {
       "tensor_bf16_efficiency", 0.7, "fraction",
-      "assumed; FACTS.md: H200 dense BF16 ~790 of 989 TFLOPS measured (0.80) for large "
-      "GEMMs, lowered for mma.sync tiles fed by in-register dequantisation"};
+      "assumed, not calibrated (no public sustained figure cited): below what large dense "
+      "BF16 GEMMs reach, because mma.sync tiles are fed by in-register dequantisation"};
   p.tensor_fp8_efficiency = {
       "tensor_fp8_efficiency", 0.7, "fraction",
       "assumed equal to tensor_bf16_efficiency (no FP8 kernel in the bundled runtime)"};
@@ -48,14 +48,14 @@ ModelParameters DefaultModelParameters() {
       "elements; no published sustained rate for sm_120 mma.sync kind::mxf4nvf4"};
   p.simt_decode_flops_per_element = {
       "simt_decode_flops_per_element", 12, "flop/element",
-      "assumed; an arithmetic E2M1 decode (FACTS.md: SGLang's slot-GEMV) spends about 3 "
+      "assumed; an arithmetic E2M1 decode (as in SGLang's MXFP4 slot-GEMV) spends about 3 "
       "integer/logic instructions per element (nibble extract, shift, convert/select; the "
       "scale multiply folds into the FMA), and the CUDA C++ Programming Guide throughput "
       "table gives 64 integer results/clock/SM vs 128 FP32 FMAs (cc 8.6-12.x): 3 x 2 issue "
       "slots x 2 FLOPs = 12"};
   p.mma_decode_flops_per_element = {
       "mma_decode_flops_per_element", 4, "flop/element",
-      "assumed; Marlin-style dequantisation (FACTS.md: W4A16 path) turns packed nibbles into "
+      "assumed; Marlin-style dequantisation (the Marlin W4A16 kernel, IST-DASLab/marlin) turns packed nibbles into "
       "BF16 pairs with one LOP3 and one packed subtract/FMA per 2 elements, about one "
       "instruction per element at the integer rate: 1 x 2 issue slots x 2 FLOPs = 4"};
   p.tensor_token_tile = {

@@ -334,11 +334,13 @@ std::string KernelSection(const proto::Diff& d) {
     std::string name_cell;
     if (repl) {
       name_cell = fmt::format(
-          "<div class=\"kn\" tabindex=\"0\"><b>{}:</b> {}</div><div class=\"kn\" "
-          "tabindex=\"0\"><b>{}:</b> {}</div>",
-          Escape(a), Escape(r.a_name()), Escape(b), Escape(r.b_name()));
+          "<div class=\"kn\" tabindex=\"0\"{}><b>{}:</b> {}</div><div class=\"kn\" "
+          "tabindex=\"0\"{}><b>{}:</b> {}</div>",
+          html::RawNameAttrs(r.a_raw_name()), Escape(a), Escape(r.a_name()),
+          html::RawNameAttrs(r.b_raw_name()), Escape(b), Escape(r.b_name()));
     } else {
-      name_cell = "<div class=\"kn\" tabindex=\"0\">" +
+      name_cell = "<div class=\"kn\" tabindex=\"0\"" +
+                  html::RawNameAttrs(only_b ? r.b_raw_name() : r.a_raw_name()) + ">" +
                   Escape(only_b ? (r.b_name().empty() ? r.key() : r.b_name())
                                 : (r.a_name().empty() ? r.key() : r.a_name())) +
                   "</div>";

@@ -83,6 +83,12 @@ std::string Badge(const std::string& kind, const std::string& text, const std::s
                      tooltip.empty() ? "" : " title=\"" + Escape(tooltip) + "\"", Escape(text));
 }
 
+std::string RawNameAttrs(const std::string& raw_name) {
+  if (raw_name.empty()) return "";
+  const std::string e = Escape(raw_name);
+  return " title=\"" + e + "\" data-raw-name=\"" + e + "\"";
+}
+
 std::string BadgeKindFor(const std::string& p) {
   // "modelled (not measured)" is modelled: test for it before "measured".
   if (p.find("model") != std::string::npos) return "modelled";

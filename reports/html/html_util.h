@@ -17,6 +17,11 @@ std::string Escape(const std::string& s);
 // no locale, "0" for non-finite values.
 std::string Num(double v, int digits = 2);
 
+// ` title="<raw name>" data-raw-name="<raw name>"` for a kernel name element: the name as
+// the trace spells it, beside qprof's normalised one (tooltip, and for joins with nsys stats
+// and Perfetto searches); "" when unknown.
+std::string RawNameAttrs(const std::string& raw_name);
+
 // Okabe-Ito colours per pipe class; grey for anything else.
 const char* ClassFill(const std::string& cls);
 // Text colour that reads on ClassFill(cls).

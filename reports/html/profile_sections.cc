@@ -112,12 +112,13 @@ std::string BottleneckSection(const proto::Profile& p, const std::string& id_pre
     const auto& k = p.kernels(i);
     out += fmt::format(
         "<tr data-class=\"{}\" data-time-ns=\"{}\" data-share=\"{}\"{}>{}<td class=\"kname\">"
-        "<div class=\"kn\" tabindex=\"0\">{}</div></td><td>{}</td><td>{}</td><td>{}</td>{}{}{}{}",
+        "<div class=\"kn\" tabindex=\"0\"{}>{}</div></td><td>{}</td><td>{}</td><td>{}</td>{}{}{}{}",
         Escape(k.class_()), k.time_ns(), Num(k.share(), 6),
         k.has_tensor_pipe_pct() ? fmt::format(" data-tensor-pipe-pct=\"{}\"",
                                               Num(k.tensor_pipe_pct(), 3))
                                 : "",
-        NumCell(std::to_string(i + 1), i + 1), Escape(k.name()), Escape(k.role()),
+        NumCell(std::to_string(i + 1), i + 1), html::RawNameAttrs(k.raw_name()),
+        Escape(k.name()), Escape(k.role()),
         ClassPill(k.class_()), Escape(k.format().empty() ? "unknown" : k.format()),
         NumCell(FormatNs(static_cast<double>(k.time_ns())), static_cast<double>(k.time_ns())),
         ShareCell(k.share(), k.class_()),

@@ -4,6 +4,9 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <set>
+#include <string>
+#include <utility>
 #include <tuple>
 #include <vector>
 
@@ -140,6 +143,18 @@ void AppendActivity(std::string& out, const proto::Activity& a, uint32_t pid, ui
   AppendArg(out, first, "kernel_id", a.kernel_id());
   if (a.metrics().has_tensor_pipe_pct()) {
     AppendArg(out, first, "tensor_pipe_pct", fmt::format("{:.1f}", a.metrics().tensor_pipe_pct()));
+  }
+  AppendArg(out, first, "mangled_name", a.mangled_name());
+  // Importer extras (Kineto collective args, the CPU kernel that ran, qprof's row name), in
+  // key order so the file is the same on every run; the fixed keys above win.
+  std::vector<std::pair<std::string, std::string>> extras(a.args().begin(), a.args().end());
+  std::sort(extras.begin(), extras.end());
+  static const std::set<std::string> kFixed = {
+      "correlation_id", "grid",     "block",     "registers_per_thread", "shared_bytes",
+      "bytes",          "copy_kind", "nvtx",     "class",                "role",
+      "format",         "evidence", "kernel_id", "tensor_pipe_pct",      "mangled_name"};
+  for (const auto& [key, value] : extras) {
+    if (kFixed.count(key) == 0) AppendArg(out, first, key.c_str(), value);
   }
   out += "}},\n";
 }

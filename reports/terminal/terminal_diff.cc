@@ -149,7 +149,8 @@ void KernelChanges(const proto::Diff& d, TermCtx& c) {
   std::stable_sort(replaced.begin(), replaced.end(), by_time);
   std::stable_sort(gone.begin(), gone.end(), by_time);
   std::stable_sort(added.begin(), added.end(), by_time);
-  const size_t name_w = static_cast<size_t>(std::max(30, c.width - 58));
+  const size_t name_w =
+      c.o.wide ? std::string::npos : static_cast<size_t>(std::max(30, c.width - 58));
   TextTable t({{""}, {"kernel"}, {"role"}, {"class"}, {"time", TextTable::kRight},
                {"share", TextTable::kRight}});
   const size_t limit = static_cast<size_t>(c.o.top_kernels);

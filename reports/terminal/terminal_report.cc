@@ -80,29 +80,36 @@ void ProfileKernels(const proto::Profile& p, Ctx& c) {
   int fixed = any_tc ? 72 : 66;
   const bool with_role = c.width - fixed >= 24;
   if (!with_role) fixed -= 17;
-  const size_t name_w = static_cast<size_t>(std::max(20, c.width - fixed));
-  std::vector<TextTable::Column> cols = {{"#", TextTable::kRight}, {"kernel", TextTable::kLeft},
-                                         {"time", TextTable::kRight},
-                                         {"share", TextTable::kRight}, {"class"}};
+  const size_t name_w =
+      c.o.wide ? std::string::npos : static_cast<size_t>(std::max(20, c.width - fixed));
+  // Wide: the full name goes last, as in nsys stats, so the other columns stay aligned.
+  std::vector<TextTable::Column> cols = {{"#", TextTable::kRight}};
+  if (!c.o.wide) cols.push_back({"kernel", TextTable::kLeft});
+  for (TextTable::Column col : std::vector<TextTable::Column>{
+           {"time", TextTable::kRight}, {"share", TextTable::kRight}, {"class"}}) {
+    cols.push_back(col);
+  }
   if (with_role) cols.push_back({"role"});
   cols.push_back({"fmt"});
   if (any_tc) cols.push_back({"tc%", TextTable::kRight});
   cols.push_back({"evidence"});
+  if (c.o.wide) cols.push_back({"kernel", TextTable::kLeft});
   TextTable t(cols);
   for (int i = 0; i < n; ++i) {
     const auto& k = p.kernels(i);
-    std::vector<Cell> row = {{std::to_string(i + 1)},
-                             {ShortKernelName(k.name(), name_w)},
-                             {FormatNs(k.time_ns())},
-                             {FormatShare(k.share())},
-                             ClassCell(k.class_())};
-    if (with_role) row.push_back({Ellipsize(k.role(), 15)});
+    std::vector<Cell> row = {{std::to_string(i + 1)}};
+    if (!c.o.wide) row.push_back({ShortKernelName(k.name(), name_w)});
+    row.push_back({FormatNs(k.time_ns())});
+    row.push_back({FormatShare(k.share())});
+    row.push_back(ClassCell(k.class_()));
+    if (with_role) row.push_back({c.o.wide ? k.role() : Ellipsize(k.role(), 15)});
     row.push_back({k.format().empty() || k.format() == "unknown" ? "-" : k.format()});
     if (any_tc) {
       row.push_back({k.has_tensor_pipe_pct() ? fmt::format("{:.1f}", k.tensor_pipe_pct())
                                              : "-"});
     }
     row.push_back({k.evidence().empty() ? "unknown" : k.evidence()});
+    if (c.o.wide) row.push_back({ShortKernelName(k.name(), name_w)});
     t.AddRow(std::move(row));
   }
   c.out += t.Render(c.o.color);

@@ -21,6 +21,9 @@ struct TerminalOptions {
   int width = 100;      // columns; clamped to [80, 200]
   int top_kernels = 10;
   int top_roles = 12;
+  // Kernel names and roles in full, never shortened (lines may then pass `width`): for
+  // pipes, files and joins with other tools' tables.
+  bool wide = false;
 };
 
 // True when `out` is a terminal and the NO_COLOR environment variable is unset/empty.

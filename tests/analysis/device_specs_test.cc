@@ -25,6 +25,21 @@ TEST(DeviceSpecs, EveryNumberHasASource) {
   }
 }
 
+// Sources are printed by `qprof devices --sources` and in every ceiling row: they name a
+// document or measurement a user can find, never the team's working notes.
+TEST(DeviceSpecs, SourcesCitePublicDocumentsNotWorkingNotes) {
+  for (const DeviceSpec& d : AllDevices()) {
+    for (const Figure* f : {&d.sm_count, &d.memory_gb, &d.memory_bandwidth_gbps,
+                            &d.measured_copy_gbps, &d.fp32_simt_tflops, &d.bf16_tensor_tflops,
+                            &d.fp8_tensor_tflops, &d.fp4_tensor_tflops, &d.interconnect_gbps,
+                            &d.launch_overhead_us}) {
+      for (const char* note : {"FACTS", "lead", "re-check", "verify", "TODO"}) {
+        EXPECT_EQ(f->source.find(note), std::string::npos) << d.name << ": " << f->source;
+      }
+    }
+  }
+}
+
 TEST(DeviceSpecs, LookupByAliasAndReportedName) {
   struct Case { const char* name; const char* key; };
   for (const Case& c : {Case{"h200", "h200"}, Case{"NVIDIA H200", "h200"},

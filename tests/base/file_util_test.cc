@@ -32,6 +32,40 @@ TEST(FileUtil, AtomicWriteIntoMissingDirFailsCleanly) {
   auto st = WriteFileAtomic("/nonexistent-dir-qprof/x/out.txt", "data");
   EXPECT_FALSE(st.ok());
   EXPECT_NE(st.message().find("/nonexistent-dir-qprof/x/out.txt"), std::string::npos);
+  // The user's path, not the temporary next to it.
+  EXPECT_EQ(st.message().find(".tmp."), std::string::npos) << st.message();
+}
+
+int Entries(const std::string& dir) {
+  int n = 0;
+  for (auto& e : std::filesystem::directory_iterator(dir)) { (void)e; ++n; }
+  return n;
+}
+
+TEST(FileUtil, FileSetWritesAllOrNothing) {
+  std::string dir = TestDir();
+  {
+    AtomicFileSet set;
+    ASSERT_TRUE(set.Add(dir + "/a.json", "A").ok());
+    ASSERT_TRUE(set.Add(dir + "/b.html", "B").ok());
+    EXPECT_FALSE(std::filesystem::exists(dir + "/a.json")) << "visible before Commit";
+    ASSERT_TRUE(set.Commit().ok());
+  }
+  EXPECT_EQ(*ReadFile(dir + "/a.json"), "A");
+  EXPECT_EQ(*ReadFile(dir + "/b.html"), "B");
+  EXPECT_EQ(Entries(dir), 2);
+  {
+    // The second output cannot be written: the first is not renamed either, and no
+    // temporary stays behind.
+    AtomicFileSet set;
+    ASSERT_TRUE(set.Add(dir + "/a.json", "new A").ok());
+    absl::Status st = set.Add(dir + "/missing/b.html", "new B");
+    EXPECT_FALSE(st.ok());
+    EXPECT_NE(st.message().find(dir + "/missing/b.html"), std::string::npos) << st.message();
+  }
+  EXPECT_EQ(*ReadFile(dir + "/a.json"), "A") << "a failed set replaced an earlier output";
+  EXPECT_EQ(Entries(dir), 2) << "a temporary file was left behind";
+  std::filesystem::remove_all(dir);
 }
 
 TEST(FileUtil, MapReadsBytesAndRejectsDirectories) {

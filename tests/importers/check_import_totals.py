@@ -69,7 +69,7 @@ def main():
             checked += 1
             # Round trip through .qtrace: the saved trace reads back with the same totals.
             tmp = os.path.join(os.environ.get("TMPDIR", "/tmp"), "qprof_rt_%d.qtrace" % os.getpid())
-            rt = subprocess.run([qprof, "import", "-q", path, "--out", tmp], capture_output=True, text=True)
+            rt = subprocess.run([qprof, "import", "-q", path, "--qtrace", tmp], capture_output=True, text=True)
             back = subprocess.run([qprof, "import", "-q", tmp], capture_output=True, text=True)
             if os.path.exists(tmp):
                 os.remove(tmp)

@@ -31,8 +31,10 @@ struct RecordRun {
   std::vector<std::string> log;  // the program's own log lines
 };
 
+// `separator` comes between qprof's options and the command: "--" or nothing, as with
+// nsys profile.
 RecordRun Record(const std::string& scenario, const std::string& env = "",
-                 const std::string& flags = "") {
+                 const std::string& flags = "", const std::string& separator = "--") {
   static int n = 0;
   RecordRun run;
   run.dir = ::testing::TempDir() + "/record_e2e_" + scenario + "_" + std::to_string(n++);
@@ -42,7 +44,7 @@ RecordRun Record(const std::string& scenario, const std::string& env = "",
   // --out is relative on purpose: the program may change directory (scenario chdir).
   const std::string cmd = "cd '" + run.dir + "' && env LD_LIBRARY_PATH=" QPROF_FAKE_CUDA_DIR
                           " QPROF_FLUSH_MS=100 QPROF_BUFFER_MB=1 " + env + " " QPROF_BIN
-                          " record --out out " + flags + " -- " QPROF_FAKE_APP " " + scenario +
+                          " record --out out " + flags + " " + separator + " " QPROF_FAKE_APP " " + scenario +
                           " '" + log + "' 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   if (p == nullptr) return run;
@@ -180,6 +182,16 @@ TEST(RecordE2eTest, NormalExitTracesEveryLaunchWithItsThreadStreamAndPath) {
 
 // Issue 16, bug 11 (signals) and the streamed writer: SIGKILL cannot be caught; what was
 // streamed before it is readable, says it was cut, and every record in it was launched.
+// `qprof record CMD ARGS...` without `--`: qprof's options (a value option among them) come
+// first, the command and its arguments after; the trace is the same.
+TEST(RecordE2eTest, CommandWithoutDoubleDashAsWithNsysProfile) {
+  RecordRun run = Record("normal", "", "--duration 0", "");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  std::vector<std::string> traces = Files(run, ".qtrace");
+  ASSERT_EQ(traces.size(), 1u) << run.output;
+  EXPECT_SAME_LAUNCHES(Traced(Read(traces[0])), Logged(run));
+}
+
 TEST(RecordE2eTest, KilledProgramLeavesACutButReadableTrace) {
   RecordRun run = Record("kill");
   EXPECT_NE(run.exit_code, 0);

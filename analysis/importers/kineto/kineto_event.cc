@@ -137,7 +137,10 @@ simdjson::error_code KinetoEventDecoder::Decode(od::object& obj, KinetoEvent* e)
       SIMDJSON_TRY(ReadId(field.value(), KinetoEvent::IdField::kTid, e, &e->tid_num));
     } else if (key == "ts" || key == "dur") {
       std::string_view tok = field.value().raw_json_token();
-      std::optional<int64_t> ns = MicrosToNs(tok);
+      // A time given as a string ("dur": "12") is not a number in the trace-event format: the
+      // event counts as having no time (skipped with a warning), never silently summed.
+      std::optional<int64_t> ns =
+          !tok.empty() && tok.front() == '"' ? std::nullopt : MicrosToNs(tok);
       if (key == "ts") {
         e->has_ts = ns.has_value();
         e->ts_ns = ns.value_or(0);

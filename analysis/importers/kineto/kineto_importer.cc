@@ -30,6 +30,11 @@ namespace od = simdjson::ondemand;
 // threads would pay off).
 constexpr uint64_t kParallelBytes = 32 << 20;
 
+// No single kernel, copy or memset runs for an hour: a longer "dur" is a unit or writer
+// error (e.g. 9e12 us), and summing it would swamp every total. Such events are counted,
+// named in a warning and left out.
+constexpr int64_t kImplausibleDurationNs = int64_t{3600} * 1000 * 1000 * 1000;
+
 bool IsSyntaxError(simdjson::error_code e) {
   switch (e) {
     case simdjson::TAPE_ERROR:
@@ -91,6 +96,8 @@ class KinetoReader : public TraceJsonHandler {
   uint64_t skipped_ = 0;
   uint64_t first_skipped_offset_ = 0;
   uint64_t invalid_times_ = 0;
+  uint64_t implausible_ = 0;
+  std::string first_implausible_;  // "name: dur us" of the first one
   uint64_t repaired_bytes_ = 0;
 };
 
@@ -268,6 +275,12 @@ void KinetoReader::Commit(KinetoEvent& e) {
         ++invalid_times_;
         return;
       }
+      if (e.dur_ns > kImplausibleDurationNs) {
+        if (implausible_++ == 0) {
+          first_implausible_ = absl::StrCat(e.name, ": dur ", e.dur_ns / 1000, " us");
+        }
+        return;
+      }
       pending_.AddGpu(e);
       return;
     }
@@ -310,14 +323,20 @@ void KinetoReader::Finish(bool truncated, const std::string& truncation_detail, 
   pending_.Emit(base_ns_, trace_.mutable_header(), sink);
   proto::CollectorStats* c = trace_.mutable_header()->mutable_collector();
   c->set_records_total(pending_.size());
-  c->set_records_invalid(skipped_ + invalid_times_);
+  c->set_records_invalid(skipped_ + invalid_times_ + implausible_);
   if (skipped_ > 0) {
     c->add_warnings(absl::StrCat(skipped_, " events could not be read and were skipped (first at "
                                            "byte ", first_skipped_offset_, ")"));
   }
   if (invalid_times_ > 0) {
-    c->add_warnings(absl::StrCat(invalid_times_, " GPU events had a missing or out-of-range ts/dur "
+    c->add_warnings(absl::StrCat(invalid_times_, " GPU events had a missing, non-numeric (e.g. "
+                                                 "a string), negative or out-of-range ts/dur "
                                                  "and were skipped"));
+  }
+  if (implausible_ > 0) {
+    c->add_warnings(absl::StrCat(implausible_, " GPU events lasted implausibly long (over 1 h; "
+                                 "the first: ", first_implausible_,
+                                 ") and were left out of every total"));
   }
   if (repaired_bytes_ > 0) {
     c->add_warnings(absl::StrCat(repaired_bytes_, " bytes of invalid UTF-8 were replaced by '?'"));
