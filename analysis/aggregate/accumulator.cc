@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "analysis/aggregate/kernel_name.h"
@@ -94,6 +95,47 @@ void MergeGroup(KernelGroup& g, KernelGroup&& o, uint32_t trace_offset) {
   g.context_time += o.context_time;
 }
 
+// Whether text[i..] starts a counter word ("step", "iteration", "iter"; any case) that ends
+// at the returned position, else npos.
+size_t CounterWordEnd(const std::string& text, size_t i) {
+  for (absl::string_view word : {"iteration", "iter", "step"}) {
+    if (text.size() - i >= word.size() &&
+        absl::EqualsIgnoreCase(absl::string_view(text).substr(i, word.size()), word)) {
+      return i + word.size();
+    }
+  }
+  return std::string::npos;
+}
+
+// The number of a step counter in a frame's text becomes "N" ("ProfilerStep#12" ->
+// "ProfilerStep#N", "step 123" -> "step N", "iter_7" -> "iter_N"): a kernel launched
+// directly inside numbered frames would otherwise make a verdict, and a kernel group, per
+// step, and the state would grow with the steps (it must grow with distinct kernels only).
+// Other digits ("layer 3", "fp8", a Python line number) are kept: they are bounded.
+std::string FoldStepNumbers(const std::string& text) {
+  std::string out;
+  size_t copied = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const size_t w = CounterWordEnd(text, i);
+    if (w == std::string::npos) continue;
+    size_t j = w;
+    while (j < text.size() && (text[j] == ' ' || text[j] == '#' || text[j] == '_' ||
+                               text[j] == '-' || text[j] == ':' || text[j] == '=')) {
+      ++j;
+    }
+    size_t k = j;
+    while (k < text.size() && std::isdigit(static_cast<unsigned char>(text[k]))) ++k;
+    if (k == j) continue;
+    out.append(text, copied, j - copied);
+    out.push_back('N');
+    copied = k;
+    i = k - 1;
+  }
+  if (copied == 0) return text;
+  out.append(text, copied, std::string::npos);
+  return out;
+}
+
 std::string VerdictKey(const classify::ContextVerdict& v) {
   return absl::StrCat(v.role, "\x1f", v.format, "\x1f", v.frame, "\x1f", v.frame_kind, "\x1f",
                       v.rule, "\x1f", v.why, "\x1f", v.weak ? "w" : "s", "\x1f", v.innermost);
@@ -160,9 +202,14 @@ uint32_t ProfileState::GroupFor(const std::string& normalised, uint32_t context,
 }
 
 uint32_t ProfileState::ContextFor(const classify::ContextVerdict& v) {
+  // Verdicts that differ only in a step number are one (FoldStepNumbers): the frames, the
+  // display text and so the key never carry the number.
+  classify::ContextVerdict folded = v;
+  folded.frame = FoldStepNumbers(v.frame);
+  folded.innermost = FoldStepNumbers(v.innermost);
   auto [it, inserted] =
-      context_index_.emplace(VerdictKey(v), static_cast<uint32_t>(contexts.size() + 1));
-  if (inserted) contexts.push_back(v);
+      context_index_.emplace(VerdictKey(folded), static_cast<uint32_t>(contexts.size() + 1));
+  if (inserted) contexts.push_back(std::move(folded));
   return it->second;
 }
 

@@ -194,7 +194,9 @@ class ProfileState {
 
   // Group of a normalised name launched from context `context` (0 = none), created when new.
   uint32_t GroupFor(const std::string& normalised, uint32_t context = 0, bool own = false);
-  // Index + 1 of a verdict in `contexts`, added when new.
+  // Index + 1 of a verdict in `contexts`, added when new. Step numbers in its frame texts
+  // are folded first ("ProfilerStep#12" -> "ProfilerStep#N"), so the verdicts, and the
+  // groups keyed by them, stay as many as the distinct contexts, however many steps run.
   uint32_t ContextFor(const classify::ContextVerdict& v);
   const TimelineSample::Names& names() const { return names_; }
   // Appends other's traces after ours and combines everything else.

@@ -322,3 +322,80 @@ TEST(Partials, SketchedQuantilesAndSampledTimelineMergeTheSameWay) {
 
 }  // namespace
 }  // namespace qprof
+
+namespace qprof {
+namespace {
+
+// One kernel launched directly inside 1000 numbered step frames: half of the steps as
+// Kineto "ProfilerStep#N" user annotations (launch stacks), half as NVTX "step N" ranges
+// (paths). The step number is not part of any group or verdict, so the state holds one
+// group per context kind however many steps run, the kernel is one row whose launch
+// context reads "ProfilerStep#N (user_annotation)", and partials merge to the same Profile.
+proto::Trace NumberedStepTrace(int first_step, int steps) {
+  proto::Trace tr;
+  tr.mutable_header()->set_source_path("steps" + std::to_string(first_step));
+  tr.mutable_header()->set_provenance(proto::PROVENANCE_IMPORTED);
+  proto::LaunchContextStats* cs = tr.mutable_header()->mutable_launch_context_stats();
+  cs->add_stacks();  // stacks[0]: no frames
+  int64_t t = int64_t{first_step} * 100000;
+  for (int i = 0; i < steps; ++i) {
+    const int step = first_step + i;
+    proto::Activity* a = tr.add_activities();
+    a->set_kind(proto::ACTIVITY_KIND_KERNEL);
+    a->set_name("elementwise_kernel");
+    a->set_start_ns(t);
+    a->set_end_ns(t + 2000 + step % 7);
+    a->mutable_grid()->set_x(128);
+    a->mutable_grid()->set_y(1);
+    a->mutable_grid()->set_z(1);
+    a->mutable_block()->set_x(256);
+    a->mutable_block()->set_y(1);
+    a->mutable_block()->set_z(1);
+    if (step % 2 == 0) {
+      proto::LaunchFrame* f = cs->add_frames();
+      f->set_name("ProfilerStep#" + std::to_string(step));
+      f->set_kind("user_annotation");
+      cs->add_stacks()->add_frames(static_cast<uint32_t>(cs->frames_size() - 1));
+      a->mutable_launch_context()->set_stack(static_cast<uint32_t>(cs->stacks_size() - 1));
+    } else {
+      a->set_nvtx_path("step " + std::to_string(step));
+    }
+    t += 10000;
+  }
+  return tr;
+}
+
+TEST(Groups, NumberedStepFramesDoNotMakeAGroupPerStep) {
+  aggregate::ProfileState whole;
+  aggregate::AccumulateTrace(NumberedStepTrace(1, 1000), &whole);
+  // Two verdicts ("ProfilerStep#N (user_annotation)", "step N (nvtx)"), one group each;
+  // before step numbers were folded, 1000 of each.
+  EXPECT_EQ(whole.contexts.size(), 2u);
+  EXPECT_EQ(whole.groups.size(), 2u);
+  const proto::Profile p = Finish(whole);
+  ASSERT_EQ(p.kernels_size(), 1);
+  EXPECT_EQ(p.kernels(0).calls(), 1000u);
+  EXPECT_TRUE(p.kernels(0).launch_context() == "ProfilerStep#N (user_annotation)" ||
+              p.kernels(0).launch_context() == "step N (nvtx)")
+      << p.kernels(0).launch_context();
+
+  aggregate::ProfileState merged;
+  for (int part = 0; part < 4; ++part) {
+    aggregate::ProfileState one;
+    aggregate::AccumulateTrace(NumberedStepTrace(1 + part * 250, 250), &one);
+    auto back = aggregate::FromPartial(aggregate::ToPartial(one), "part");
+    ASSERT_TRUE(back.ok()) << back.status();
+    merged.Merge(std::move(*back));
+  }
+  EXPECT_EQ(merged.groups.size(), 2u);
+  aggregate::ProfileState at_once;
+  for (int part = 0; part < 4; ++part) {
+    aggregate::ProfileState one;
+    aggregate::AccumulateTrace(NumberedStepTrace(1 + part * 250, 250), &one);
+    at_once.Merge(std::move(one));
+  }
+  ExpectEqual(Finish(at_once), Finish(merged), "4 numbered-step partials merged");
+}
+
+}  // namespace
+}  // namespace qprof
