@@ -297,8 +297,8 @@ void EmitSteps(const ProfileState& state, const std::map<int64_t, StepRangeSpan>
     row->set_span_ns(StepSpan(ranges, n, s));
     row->set_kernel_time_ns(s.time_ns);
     row->set_kernel_count(s.count);
-    if (all_in_steps && state.traces.size() == 1 && row->span_ns() > s.time_ns) {
-      row->set_idle_at_least_ns(row->span_ns() - s.time_ns);
+    if (all_in_steps && state.traces.size() == 1) {
+      row->set_idle_at_least_ns(row->span_ns() > s.time_ns ? row->span_ns() - s.time_ns : 0);
     }
   }
 }

@@ -50,10 +50,11 @@ void Steps(const proto::Profile& p, TermCtx& c) {
   const proto::StepRow& m = *rows[rows.size() / 2];
   uint64_t in_steps = 0;
   for (const auto& s : p.steps()) in_steps += s.kernel_count();
-  if (in_steps < p.totals().kernel_count()) {
+  if (!m.has_idle_at_least_ns()) {
     c.out += Wrap(fmt::format("per step   {} steps; {} of {} kernels were launched inside a step "
-                              "range (the rest from other threads or outside the steps), so "
-                              "per-step idle time is not known; the median step (step {}) "
+                              "range of a single trace (the rest from other threads, outside "
+                              "the steps or in other traces), so per-step idle time is not "
+                              "known; the median step (step {}) "
                               "spans {}",
                               p.steps_size(), in_steps, p.totals().kernel_count(), m.step(),
                               FormatNs(m.span_ns())),
