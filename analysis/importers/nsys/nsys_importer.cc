@@ -1,5 +1,6 @@
 #include "analysis/importers/nsys/nsys_importer.h"
 
+#include <map>
 #include <sqlite3.h>
 
 #include <algorithm>
@@ -255,23 +256,37 @@ absl::Status NsysReader::PrepareJoin() {
   return absl::OkStatus();
 }
 
-// Time the host spent in CUDA runtime/driver calls, and in kernel launches among them: one
-// aggregate query per call name (a handful of rows), nothing kept per call.
+// Time the host spent in CUDA runtime/driver calls, and in kernel launches among them,
+// summed per call name in one scan: SQLite's GROUP BY sorts every row (0.36 s CPU per
+// million calls measured here), a map of the few distinct names does not (nothing is kept
+// per call).
 absl::Status NsysReader::ReadHostCalls() {
   ASSIGN_OR_RETURN(bool has_runtime, db_->HasTable(kRuntimeTable));
   if (!has_runtime) return absl::OkStatus();
   ASSIGN_OR_RETURN(Columns c, db_->TableColumns(kRuntimeTable));
   if (!c.Has("start") || !c.Has("end") || !c.Has("nameId")) return absl::OkStatus();
-  ASSIGN_OR_RETURN(SqliteStmt st,
-                   db_->Prepare(absl::StrCat("SELECT nameId, COUNT(*), SUM(\"end\" - start) FROM ",
-                                             kRuntimeTable, " WHERE \"end\" >= start GROUP BY nameId")));
-  proto::HostCalls* h = trace_header_.mutable_host_calls();
+  ASSIGN_OR_RETURN(SqliteStmt scan,
+                   db_->Prepare(absl::StrCat("SELECT nameId, \"end\" - start FROM ", kRuntimeTable,
+                                             " WHERE \"end\" >= start")));
+  struct Sums {
+    uint64_t calls = 0, ns = 0;
+  };
+  std::map<int64_t, Sums> by_name;
+  auto last = by_name.end();
   while (true) {
-    ASSIGN_OR_RETURN(bool row, st.Step());
+    ASSIGN_OR_RETURN(bool row, scan.Step());
     if (!row) break;
-    const std::string* name = StringById(st, 0);
-    const uint64_t calls = static_cast<uint64_t>(st.Int(1));
-    const uint64_t ns = static_cast<uint64_t>(st.Int(2));
+    const int64_t id = scan.IsNull(0) ? -1 : scan.Int(0);  // -1: no name
+    if (last == by_name.end() || last->first != id) last = by_name.try_emplace(id).first;
+    ++last->second.calls;
+    last->second.ns += static_cast<uint64_t>(scan.Int(1));
+  }
+  proto::HostCalls* h = trace_header_.mutable_host_calls();
+  for (const auto& [id, sums] : by_name) {
+    auto it = strings_.find(id);  // StringIds, as the kernels' names
+    const std::string* name = it == strings_.end() ? nullptr : &it->second;
+    const uint64_t calls = sums.calls;
+    const uint64_t ns = sums.ns;
     h->set_runtime_calls(h->runtime_calls() + calls);
     h->set_runtime_ns(h->runtime_ns() + ns);
     if (name != nullptr && IsLaunchCall(*name)) {
