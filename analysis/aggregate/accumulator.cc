@@ -63,20 +63,7 @@ void MergeGroup(KernelGroup& g, KernelGroup&& o, uint32_t trace_offset) {
   }
   g.class_tp_sum += o.class_tp_sum;
   g.class_tp_weight += o.class_tp_weight;
-  g.launches += o.launches;
-  g.calls += o.calls;
-  g.time_ns += o.time_ns;
-  g.durations.Merge(o.durations);
-  g.work_bytes += o.work_bytes;
-  g.work_flops += o.work_flops;
-  g.work_time_ns += o.work_time_ns;
-  g.tp_sum += o.tp_sum;
-  g.tp_weight += o.tp_weight;
-  g.fma_sum += o.fma_sum;
-  g.fma_weight += o.fma_weight;
-  g.dram_sum += o.dram_sum;
-  g.dram_weight += o.dram_weight;
-  for (uint32_t d : o.devices) AddDevice(&g.devices, d);
+  AddLaunchFigures(g, o);
   for (const TraceTime& t : o.per_trace) {
     AddTraceTime(&g.per_trace, t.trace + trace_offset, t.calls, t.time_ns);
   }
@@ -169,6 +156,23 @@ int64_t ProfilerStepOfPath(const std::string& path) {
 }
 
 }  // namespace
+
+void AddLaunchFigures(KernelGroup& g, const KernelGroup& o) {
+  g.launches += o.launches;
+  g.calls += o.calls;
+  g.time_ns += o.time_ns;
+  g.durations.Merge(o.durations);
+  g.work_bytes += o.work_bytes;
+  g.work_flops += o.work_flops;
+  g.work_time_ns += o.work_time_ns;
+  g.tp_sum += o.tp_sum;
+  g.tp_weight += o.tp_weight;
+  g.fma_sum += o.fma_sum;
+  g.fma_weight += o.fma_weight;
+  g.dram_sum += o.dram_sum;
+  g.dram_weight += o.dram_weight;
+  for (uint32_t d : o.devices) AddDevice(&g.devices, d);
+}
 
 int64_t StepOfPath(const std::string& path) {
   if (path.find("ProfilerStep#") != std::string::npos) {

@@ -269,6 +269,10 @@ class TraceAccumulator : public importers::TraceSink {
   StepAcc* last_step_acc_ = nullptr;
 };
 
+// Adds `o`'s launch figures to `g` (counts, time, durations, work and metric sums, devices):
+// what merging states and folding groups into one kernel row both add.
+void AddLaunchFigures(KernelGroup& g, const KernelGroup& o);
+
 // Replays a trace in memory into `state` as one more trace.
 void AccumulateTrace(const proto::Trace& trace, ProfileState* state);
 

@@ -28,23 +28,7 @@ void FoldGroup(KernelGroup& g, const KernelGroup& o) {
     g.rep_key = o.rep_key;
     g.rep = o.rep;
   }
-  g.launches += o.launches;
-  g.calls += o.calls;
-  g.time_ns += o.time_ns;
-  g.durations.Merge(o.durations);
-  g.work_bytes += o.work_bytes;
-  g.work_flops += o.work_flops;
-  g.work_time_ns += o.work_time_ns;
-  g.tp_sum += o.tp_sum;
-  g.tp_weight += o.tp_weight;
-  g.fma_sum += o.fma_sum;
-  g.fma_weight += o.fma_weight;
-  g.dram_sum += o.dram_sum;
-  g.dram_weight += o.dram_weight;
-  for (uint32_t d : o.devices) {
-    auto it = std::lower_bound(g.devices.begin(), g.devices.end(), d);
-    if (it == g.devices.end() || *it != d) g.devices.insert(it, d);
-  }
+  AddLaunchFigures(g, o);
 }
 
 proto::KernelRow KernelRowOf(const ProfileState& state, const KernelGroup& g,
