@@ -5,7 +5,7 @@
 // are those protobuf's own serializer produces for the same message (fields in number
 // order, proto3 defaults omitted, optional and message fields emitted when set, map
 // entries with both key and value, map keys in sorted order as with deterministic
-// serialization); tests/profiler_cupti/trace_wire_test.cc checks that byte for byte, so
+// serialization); tests/profiler/cupti/trace_wire_test.cc checks that byte for byte, so
 // ReadTrace() (proto/trace_io.h) reads these files like any other.
 //
 // WireTraceWriter streams like TraceWriter: "<path>.partial" with the magic, the header

@@ -43,7 +43,7 @@ absl::StatusOr<TpSlice> MakeTpSlice(const ModelArch& c, kernels::Fp4Format forma
 // shape_multiples["inter"], the rule of kernels::cuda::CheckMoeCuda: 32 slot_gemv, 128
 // fp4_mma, 256 w4a16_mma; 1 for an id without one); the shared expert is split only in
 // multiples of it. CudaDecoder::Create probes the real check, so a drift here becomes a
-// clear error, not a wrong result (and tests/kernels_cuda/moe_dispatch_test.cc holds the
+// clear error, not a wrong result (and tests/kernels/cuda/moe_dispatch_test.cc holds the
 // registry to the check).
 int MoeInterGranule(const std::string& moe_id);
 

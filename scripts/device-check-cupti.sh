@@ -59,7 +59,7 @@ grep -i RmProfilingAdminOnly /proc/driver/nvidia/params 2>/dev/null ||
 echo "uid $(id -u)"
 
 section "collector GPU tests (kernels, NVTX paths, CUDA-graph kernels, metrics pass)" 40 10 \
-  "$BUILD/tests/profiler_cupti/profiler_cupti_gpu_test" --gtest_brief=1
+  "$BUILD/tests/profiler/cupti/profiler_cupti_gpu_test" --gtest_brief=1
 section "collector overhead (batch 16) and record loss (20k kernels)" 30 10 \
   "$BUILD/bench/qprof_cupti_overhead" --batch 16 --steps 10 --kernels 20000
 

@@ -61,10 +61,10 @@ carry_tar=$root/build-device/carry/dist.tar.gz
 gpu_targets=(qprof qprof_inject kernels_cuda_test cuda_backend_test cuda_tp_test
   cuda_step_kernels_test formats_codecs_cuda_test profiler_cupti_gpu_test qprof_copy_bandwidth
   qprof_kernel_bench qprof_cupti_overhead qprof_cupti_trace_check)
-gpu_files=(cli/qprof cli/libqprof_inject.so tests/kernels_cuda/kernels_cuda_test
-  tests/runtime_cuda/cuda_backend_test tests/runtime_cuda/cuda_tp_test
-  tests/runtime_cuda/cuda_step_kernels_test tests/formats/cuda/formats_codecs_cuda_test
-  tests/profiler_cupti/profiler_cupti_gpu_test bench/qprof_copy_bandwidth
+gpu_files=(cli/qprof cli/libqprof_inject.so tests/kernels/cuda/kernels_cuda_test
+  tests/runtime/cuda/cuda_backend_test tests/runtime/cuda/cuda_tp_test
+  tests/runtime/cuda/cuda_step_kernels_test tests/kernels/formats/cuda/formats_codecs_cuda_test
+  tests/profiler/cupti/profiler_cupti_gpu_test bench/qprof_copy_bandwidth
   bench/qprof_kernel_bench bench/qprof_cupti_overhead bench/qprof_cupti_trace_check)
 # Loaded at run time with dlopen by libcupti (counters); carried beside it.
 dlopen_extras=(libnvperf_host.so libnvperf_target.so)
@@ -308,9 +308,9 @@ fi
 # checks get what the earlier steps left.
 run_args=(run --backend cuda)
 step smoke_tiny_check 20 10 bash -o pipefail -c "'$qprof' ${run_args[*]} --model tiny --format both --batch 4 --steps 6 --check --split-repeats 0 --out '$work/runs/smoke' | tee '$work/smoke.txt'"
-for t in tests/runtime_cuda/cuda_step_kernels_test:10 tests/kernels_cuda/kernels_cuda_test:35 \
-         tests/formats/cuda/formats_codecs_cuda_test:10 tests/runtime_cuda/cuda_backend_test:40 \
-         tests/runtime_cuda/cuda_tp_test:25; do
+for t in tests/runtime/cuda/cuda_step_kernels_test:10 tests/kernels/cuda/kernels_cuda_test:35 \
+         tests/kernels/formats/cuda/formats_codecs_cuda_test:10 tests/runtime/cuda/cuda_backend_test:40 \
+         tests/runtime/cuda/cuda_tp_test:25; do
   bin=${t%%:*}; cap=${t##*:}; name=$(basename "$bin")
   step "$name" "$cap" 8 "$bd/$bin" --gtest_brief=1 "--gtest_output=xml:$work/tests/$name.xml"
 done

@@ -39,7 +39,7 @@ if (( want_tests )); then
   py_missing=()
   python3 -c "import ml_dtypes, numpy" 2>/dev/null || py_missing+=(ml_dtypes numpy)
   # nvidia-cutlass: CuTe's headers, for the host-side cross-check of the PTX warp model's
-  # fragment tables against CuTe's MMA_Traits (tests/warp_emu/cute_crosscheck_test.cc).
+  # fragment tables against CuTe's MMA_Traits (tests/kernels/warp_emu/cute_crosscheck_test.cc).
   python3 -c "import cutlass_library" 2>/dev/null || py_missing+=(nvidia-cutlass)
   # The Python module (python/, built by CMake when nanobind is found) and its tests:
   # nanobind and scikit-build-core build it (pip install . uses them too), pytest runs the

@@ -8,7 +8,7 @@ namespace {
 constexpr char kGuide[] =
     "CUDA C++ Programming Guide (CUDA 13.0), Technical Specifications per Compute "
     "Capability and the shared-memory capacities of each architecture's section; "
-    "cross-checked with cuda_occupancy.h of CUDA 13.0 (tests/occupancy)";
+    "cross-checked with cuda_occupancy.h of CUDA 13.0 (tests/analysis/occupancy)";
 
 ArchLimits Row(int major, int minor, int threads_per_sm, int blocks_per_sm,
                int64_t smem_per_sm_kib, int64_t optin_kib, std::vector<int> carveouts) {

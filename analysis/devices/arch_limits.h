@@ -2,7 +2,7 @@
 // the CUDA occupancy calculation (analysis/occupancy). One row per compute capability,
 // every figure from the CUDA C++ Programming Guide's "Technical Specifications per Compute
 // Capability" table and its occupancy discussion, cross-checked against the toolkit's
-// header-only calculator `cuda_occupancy.h` (CUDA 13.0) by tests/occupancy (built only
+// header-only calculator `cuda_occupancy.h` (CUDA 13.0) by tests/analysis/occupancy (built only
 // where the toolkit is present; this file never includes it).
 //
 // A trace that reports device properties (Kineto deviceProperties, nsys TARGET_INFO_GPU)

@@ -1,5 +1,5 @@
 // The closed-form pieces of the decode model, as pure functions (tested one by one in
-// tests/model/formulas_test.cc).
+// tests/analysis/model/formulas_test.cc).
 //
 //   kernel time   = max(bytes / (BW * eff_mem), simt_work / (SIMT * eff_simt),
 //                       tensor_work / (TC * eff_tc)) + launch overhead

@@ -4,7 +4,7 @@
 //
 // The JSON form (SummaryJson) is stable: fixed key order, fixed precision, so that golden
 // files diff cleanly. It is the `model-summary.json` qprof run writes next to modelled
-// traces and the golden of tests/model/story_golden_test.cc.
+// traces and the golden of tests/analysis/model/story_golden_test.cc.
 #ifndef QPROF_ANALYSIS_MODEL_SUMMARY_H_
 #define QPROF_ANALYSIS_MODEL_SUMMARY_H_
 

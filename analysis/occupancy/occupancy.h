@@ -1,7 +1,7 @@
 // Occupancy, waves and SM fill of one kernel launch, by the CUDA occupancy rules of its
 // architecture (analysis/devices/arch_limits.h). No CUDA dependency: this is the same
 // arithmetic the toolkit's header-only calculator does, written from the rules, and
-// tests/occupancy compares the two on random configurations where the toolkit exists.
+// tests/analysis/occupancy compares the two on random configurations where the toolkit exists.
 //
 // Resident blocks per SM are the smallest of four limits:
 //   warps      floor(max warps per SM / warps per block)          (warps = ceil(threads/32))

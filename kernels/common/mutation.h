@@ -1,6 +1,6 @@
 // Test-only mutation switch of the kernels' lane maps and register builders.
 //
-// The warp-emulation tests (tests/warp_emu) prove that they can fail: each is compiled once
+// The warp-emulation tests (tests/kernels/warp_emu) prove that they can fail: each is compiled once
 // more per mutation with -DQPROF_MUTATION=QPROF_MUT_<NAME>, which plants one realistic
 // layout bug in the header code the kernels and the tests share, and CI expects the
 // corresponding tests to fail. Real builds never define QPROF_MUTATION, and device code

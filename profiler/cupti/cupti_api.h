@@ -1,7 +1,7 @@
 // The seam between the collector and NVIDIA's libraries: every CUPTI call the collector
 // makes (activity, callback, range profiler and profiler host APIs) and the few CUDA
 // driver calls it needs go through one CuptiApi. RealCuptiApi() forwards to libcupti and
-// libcuda; tests/profiler_cupti/fake implements it with a scripted GPU, and the same fake
+// libcuda; tests/profiler/cupti/fake implements it with a scripted GPU, and the same fake
 // is built as a stand-in libcupti.so.13 for `qprof record` end to end without a GPU.
 //
 // The methods keep CUPTI's own signatures and parameter structs (one method per C

@@ -8,7 +8,7 @@ Rules:
      depend on (DEPENDS below) and of M itself; analysis/ and reports/ never include
      runtime/, kernels/ or profiler/ headers.
   2. CUDA stays in CUDA folders: a header (.h, .cuh) outside a `cuda/` or `cupti/` folder
-     (tests: `*_cuda/`, `*_cupti/`) or profiler/inject includes no CUDA, CUPTI, NVTX or NCCL
+     (tests/kernels/cuda, tests/profiler/cupti, ...) or profiler/inject includes no CUDA, CUPTI, NVTX or NCCL
      header, unless the include is compiled only by nvcc (inside `#if defined(__CUDACC__)`),
      so every such header builds without a CUDA toolkit. analysis/ and reports/ include no
      CUDA header at all, in any file.

@@ -5,7 +5,7 @@
 // FP32 hidden state, the expert-id remap is counted, and rope is two launches as in the
 // CUDA backend (and the CPU backend's trace, which the plan must match kernel for kernel).
 // The GPU side of the same agreement (a CUDA trace against the plan) is in
-// tests/runtime_cuda/cuda_backend_test.cc.
+// tests/runtime/cuda/cuda_backend_test.cc.
 #include <map>
 #include <string>
 #include <vector>

@@ -1,6 +1,6 @@
 // Lane map of the dense BF16 tensor-core GEMM (qprof_gemm_dense / _lm_head /
 // qprof_moe_router_gemm, common_kernels.cu), shared with the CPU warp emulation
-// (tests/warp_emu). y[m, n] = sum_k W[n, k] x[m, k]: weights are the MMA's A (16 output
+// (tests/kernels/warp_emu). y[m, n] = sum_k W[n, k] x[m, k]: weights are the MMA's A (16 output
 // features per warp), tokens its n = 8 columns (kGemmNt tiles per pass).
 //
 // K order: in each 32-wide K chunk lane (g, t) loads 16 contiguous bytes (k = 8t .. 8t+7)

@@ -1,5 +1,5 @@
 // Lane map of the tensor-core sparse MLA decode kernel (sparse_mla_mma.cuh), shared with the
-// CPU warp emulation (tests/warp_emu): which Q/K bytes feed each QK^T fragment, where each
+// CPU warp emulation (tests/kernels/warp_emu): which Q/K bytes feed each QK^T fragment, where each
 // score lands, which scores form the P fragment, and the ldmatrix.x4.trans row addresses
 // of the PV step. Block = 4 warps = one sequence x 16 heads (the MMA's m); a tile holds 32
 // selected KV rows of kMmaRowBytes each; g = lane/4, t = lane%4.

@@ -1,5 +1,5 @@
 // Lane map of the MoE `fp4_mma` kernels (moe_fp4_mma.cuh), shared with the CPU warp
-// emulation (tests/warp_emu): which weight, activation and scale bytes lane (g, t) loads for
+// emulation (tests/kernels/warp_emu): which weight, activation and scale bytes lane (g, t) loads for
 // each m16n8k64 block-scaled MMA, and the scale-factor selectors.
 //
 // Fragments of mma.m16n8k64 .e2m1 (PTX ISA, "Matrix fragments for mma.m16n8k64"): nibble j

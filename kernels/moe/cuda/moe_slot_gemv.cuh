@@ -10,7 +10,7 @@
 //    (with the decode's 2^14 folded in) is applied once per 32 elements;
 //  - x is staged once per block in shared memory as FP32, padded by 16 bytes per 32
 //    elements so that the 8 float4 reads of a quarter-warp hit 8 different bank groups.
-// No tensor-core instruction is emitted (tests/sass checks the SASS).
+// No tensor-core instruction is emitted (tests/kernels/sass checks the SASS).
 //
 // Kernels (extern "C" names, matched by the registry's cuda_kernel_name prefix):
 //   qprof_moe_slot_gemv_<fmt>_w13: h[slot, j] = silu(clamp(W1 x)) * clamp(W3 x)

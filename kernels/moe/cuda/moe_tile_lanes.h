@@ -1,7 +1,7 @@
 // Lane maps shared by the two grouped tensor-core MoE paths (w4a16_mma, fp4_mma): which
 // weight rows a warp's MMA rows g and g+8 are, and which (token, row) each accumulator of
 // lane (g = lane/4, t = lane%4) holds. Plain constexpr functions, callable from the kernels
-// and from the CPU warp emulation (tests/warp_emu), so both use one index expression.
+// and from the CPU warp emulation (tests/kernels/warp_emu), so both use one index expression.
 //
 // GEMM1 (gate_up): warp tile `tile` owns features f0 = 8*tile .. +7; MMA row g is gate row
 // f0+g, row g+8 is up row inter+f0+g, so one thread holds gate and up of the same

@@ -1,5 +1,5 @@
 // Lane map and register builders of the MoE `w4a16_mma` kernels (moe_w4a16_mma.cuh), shared
-// with the CPU warp emulation (tests/warp_emu): every index expression of the kernel that
+// with the CPU warp emulation (tests/kernels/warp_emu): every index expression of the kernel that
 // says which weight bytes, scale bytes, activation elements and output rows a lane touches
 // is one of these functions, and the A fragment is built by W4a16AFragStep on both sides.
 //
