@@ -1,6 +1,7 @@
 // `qprof devices [--sources]`: the device spec table that ceilings and modelled runs use,
 // with the source of every figure.
 #include <memory>
+#include <string>
 
 #include "CLI/CLI.hpp"
 #include "analysis/devices/device_specs.h"
@@ -10,40 +11,50 @@
 namespace qprof::cli {
 namespace {
 
+std::string Rate(const devices::Figure& f) {
+  return f.value > 0 ? fmt::format("{:g}", f.value) : "-";
+}
+
 void PrintDevices(bool sources) {
-  fmt::print("{:<38} {:<7} {:>4} {:>5} {:>9} {:>9} {:>6} {:>6} {:>6} {:>6}  {}\n", "device (key)",
-             "arch", "SMs", "GB", "BW GB/s", "copy GB/s", "FP32", "BF16", "FP8", "FP4",
-             "interconnect (GB/s per direction)");
+  fmt::print("{:<34} {:<7} {:>4} {:>4} {:>9} {:>9} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}  {}\n",
+             "device (key)", "arch", "SMs", "GB", "BW GB/s", "copy GB/s", "FP32", "TF32", "BF16",
+             "FP8", "FP6", "FP4", "GPU link (GB/s per direction)");
   for (const auto& d : devices::AllDevices()) {
-    fmt::print("{:<38} {:<7} {:>4} {:>5} {:>9} {:>9} {:>6} {:>6} {:>6} {:>6}  {} {}\n",
+    fmt::print("{:<34} {:<7} {:>4} {:>4} {:>9} {:>9} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}  {} "
+               "{:g}\n",
                fmt::format("{} ({})", d.name, d.key), d.arch, d.sm_count.value, d.memory_gb.value,
-               d.memory_bandwidth_gbps.value,
-               d.measured_copy_gbps.value > 0 ? fmt::format("{}", d.measured_copy_gbps.value) : "-",
-               d.fp32_simt_tflops.value, d.bf16_tensor_tflops.value,
-               d.fp8_tensor_tflops.value > 0 ? fmt::format("{}", d.fp8_tensor_tflops.value) : "-",
-               d.fp4_tensor_tflops.value > 0 ? fmt::format("{}", d.fp4_tensor_tflops.value) : "-",
-               d.interconnect, d.interconnect_gbps.value);
+               d.memory_bandwidth_gbps.value, Rate(d.measured_copy_gbps), d.fp32_simt_tflops.value,
+               Rate(d.tf32_tensor_tflops), Rate(d.bf16_tensor_tflops), Rate(d.fp8_tensor_tflops),
+               Rate(d.fp6_tensor_tflops), Rate(d.fp4_tensor_tflops), d.interconnect,
+               d.interconnect_gbps.value);
   }
-  fmt::print("TFLOPS are dense (no sparsity); '-' = no such tensor path. Aliases: {}.\n",
-             "h100, h200, b200, rtx-pro-6000, rtx-5090, l40s, a100 and the names traces report");
+  fmt::print("TFLOPS are dense (no sparsity); FP16 tensor rates equal BF16 on every device here; "
+             "'-' = no such path or no published figure (--sources says which). AMD: SMs are "
+             "compute units, tensor rates matrix cores. Names: the keys above, their aliases and "
+             "the names traces report.\n");
   if (!sources) {
     fmt::print("Run `qprof devices --sources` for the source of every figure.\n");
     return;
   }
   for (const auto& d : devices::AllDevices()) {
-    fmt::print("\n{} ({}):\n", d.name, d.key);
+    fmt::print("\n{} ({}, {} {}):\n", d.name, d.key, d.vendor, d.arch);
     auto line = [](const char* what, const devices::Figure& f) {
-      fmt::print("  {:<22} {:>8}  {}\n", what, f.value, f.source);
+      fmt::print("  {:<24} {:>8g}  {}\n", what, f.value, f.source);
     };
-    line("SMs", d.sm_count);
+    line(d.IsNvidia() ? "SMs" : "compute units", d.sm_count);
+    line("warp size", d.warp_size);
     line("memory GB", d.memory_gb);
     line("memory GB/s", d.memory_bandwidth_gbps);
     if (d.measured_copy_gbps.value > 0) line("measured copy GB/s", d.measured_copy_gbps);
-    line("FP32 SIMT TFLOPS", d.fp32_simt_tflops);
+    line(d.IsNvidia() ? "FP32 SIMT TFLOPS" : "FP32 vector TFLOPS", d.fp32_simt_tflops);
+    line("TF32 tensor TFLOPS", d.tf32_tensor_tflops);
     line("BF16 tensor TFLOPS", d.bf16_tensor_tflops);
+    line("FP16 tensor TFLOPS", d.fp16_tensor_tflops);
     line("FP8 tensor TFLOPS", d.fp8_tensor_tflops);
+    line("FP6 tensor TFLOPS", d.fp6_tensor_tflops);
     line("FP4 tensor TFLOPS", d.fp4_tensor_tflops);
-    line("interconnect GB/s", d.interconnect_gbps);
+    line(fmt::format("{} GB/s", d.interconnect).c_str(), d.interconnect_gbps);
+    line(fmt::format("{} GB/s", d.host_link).c_str(), d.host_link_gbps);
     line("launch overhead us", d.launch_overhead_us);
     line("boost clock MHz", d.boost_clock_mhz);
     line("memory latency ns", d.memory_latency_ns);

@@ -23,11 +23,17 @@ namespace {
 
 absl::StatusOr<const devices::DeviceSpec*> FindTarget(const std::string& name) {
   const devices::DeviceSpec* spec = devices::FindDevice(name);
-  if (spec != nullptr) return spec;
   std::string known;
   for (const devices::DeviceSpec& d : devices::AllDevices()) {
-    absl::StrAppend(&known, known.empty() ? "" : ", ", d.key);
+    if (d.IsNvidia()) absl::StrAppend(&known, known.empty() ? "" : ", ", d.key);
   }
+  if (spec != nullptr && !spec->IsNvidia()) {
+    // The model projects our CUDA kernels; the table has AMD GPUs for traces taken on them.
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--target '", name, "': ", spec->name, " is an ", spec->vendor,
+        " GPU and the modelled runs project qprof's CUDA kernels (targets: ", known, ")"));
+  }
+  if (spec != nullptr) return spec;
   return absl::InvalidArgumentError(absl::StrCat("unknown --target '", name,
                                                  "' (targets: ", known, "; see qprof devices)"));
 }

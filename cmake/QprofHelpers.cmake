@@ -44,3 +44,24 @@ function(qprof_cc_binary name)
   target_link_libraries(${name} PRIVATE ${A_DEPS})
   target_compile_options(${name} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:${QPROF_WARNINGS}>)
 endfunction()
+
+# qprof_embed_texts(OUTPUT gen.cc NAMESPACE ns FUNCTION Name FILES a.json b.json ...): a C++
+# source, generated at build time from FILES (relative to the calling folder), that defines
+#   const std::vector<qprof::EmbeddedText>& ns::Name();   (base/embedded_text.h)
+# Add OUTPUT to a target's SRCS. Editing a file regenerates it.
+function(qprof_embed_texts)
+  cmake_parse_arguments(A "" "OUTPUT;NAMESPACE;FUNCTION" "FILES" ${ARGN})
+  set(abs)
+  foreach(f ${A_FILES})
+    list(APPEND abs ${CMAKE_CURRENT_SOURCE_DIR}/${f})
+  endforeach()
+  # '|' rather than ';' between the files: a ';' would reach the build tool's shell.
+  string(REPLACE ";" "|" files_arg "${abs}")
+  add_custom_command(OUTPUT ${A_OUTPUT}
+    COMMAND ${CMAKE_COMMAND} -DOUTPUT=${A_OUTPUT} -DNAMESPACE=${A_NAMESPACE}
+            -DFUNCTION=${A_FUNCTION} "-DFILES=${files_arg}"
+            -P ${PROJECT_SOURCE_DIR}/cmake/embed_texts.cmake
+    DEPENDS ${abs} ${PROJECT_SOURCE_DIR}/cmake/embed_texts.cmake
+    COMMENT "Embedding ${A_FUNCTION} (${A_FILES})"
+    VERBATIM)
+endfunction()

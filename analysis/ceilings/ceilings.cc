@@ -144,10 +144,7 @@ proto::FormatCeiling FormatCeilingFor(const devices::DeviceSpec& d, const std::s
       "B=%d; P=%.4g params (%s); bpw=%.4g; other_bytes=%.4g; flops=%.4g; BW=%.0f GB/s (%s); "
       "rate=%.4g TFLOPS %s (%s)",
       w.batch, w.weight_params, w.source, bpw, w.other_bytes, w.flops, bw,
-      d.EffectiveBandwidthSource(), d.PipeTflops(pipe), pipe,
-      pipe == "tensor_fp4"   ? d.fp4_tensor_tflops.source
-      : pipe == "tensor_fp8" ? d.fp8_tensor_tflops.source
-                             : d.bf16_tensor_tflops.source));
+      d.EffectiveBandwidthSource(), d.PipeTflops(pipe), pipe, d.PipeFigure(pipe).source));
   c.set_provenance(absl::StrCat("modelled from ", d.EffectiveBandwidthSource()));
   c.set_is_run_format(!w.run_format.empty() && w.run_format == format);
   return c;
@@ -177,8 +174,11 @@ proto::Ceilings ComputeCeilings(const proto::Profile& p, const CeilingInputs& in
   const StepWork& w = *in.step_work;
   std::vector<const devices::DeviceSpec*> devs;
   if (in.profiled_device) devs.push_back(in.profiled_device);
+  // The other devices of the table: NVIDIA only, because a format's ceiling follows the
+  // kernel path it routes to on NVIDIA GPUs (FormatCeilingFor); an AMD device is in the
+  // table for traces taken on it, and gets a ceiling only as the profiled device.
   for (const auto& d : devices::AllDevices()) {
-    if (&d != in.profiled_device) devs.push_back(&d);
+    if (&d != in.profiled_device && d.IsNvidia()) devs.push_back(&d);
   }
   for (const devices::DeviceSpec* d : devs) {
     for (const char* f : kFormats) {
