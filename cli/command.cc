@@ -2,10 +2,27 @@
 
 #include <unistd.h>
 
+#include "absl/strings/cord.h"
+
 namespace qprof::cli {
+namespace {
+// Marks the status of a failed regression gate (a payload: no status code means it).
+constexpr char kRegressionPayload[] = "qprof/regression";
+}  // namespace
+
+absl::Status RegressionError(const std::string& message) {
+  absl::Status s = absl::AbortedError(message);
+  s.SetPayload(kRegressionPayload, absl::Cord("1"));
+  return s;
+}
+
+bool IsRegression(const absl::Status& status) {
+  return status.GetPayload(kRegressionPayload).has_value();
+}
 
 int ExitCodeFor(const absl::Status& status) {
   if (status.ok()) return 0;
+  if (IsRegression(status)) return kExitRegression;
   switch (status.code()) {
     case absl::StatusCode::kInvalidArgument:
     case absl::StatusCode::kNotFound:

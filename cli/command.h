@@ -9,6 +9,7 @@
 #define QPROF_CLI_COMMAND_H_
 
 #include <functional>
+#include <string>
 
 #include "absl/status/status.h"
 
@@ -23,8 +24,15 @@ struct CommandRunner {
 };
 
 // Exit codes: 0 ok; 2 bad input (malformed, missing, wrong kind, invalid option);
+// 3 a regression past `qprof diff --max-regression`'s limits (RegressionError);
 // 1 anything else (internal errors, unavailable hardware).
+inline constexpr int kExitRegression = 3;
 int ExitCodeFor(const absl::Status& status);
+
+// The status a failed regression gate returns: main() prints "qprof: <message>" (it is a
+// verdict, not an error) and exits with kExitRegression.
+absl::Status RegressionError(const std::string& message);
+bool IsRegression(const absl::Status& status);
 
 // True when stderr is a terminal (progress bars, colour).
 bool StderrIsTty();

@@ -4,14 +4,14 @@
 #include <string>
 
 #include "CLI/CLI.hpp"
-#include "analysis/devices/device_specs.h"
+#include "api/devices.h"
 #include "cli/command.h"
 #include "fmt/core.h"
 
 namespace qprof::cli {
 namespace {
 
-std::string Rate(const devices::Figure& f) {
+std::string Rate(const api::Figure& f) {
   return f.value > 0 ? fmt::format("{:g}", f.value) : "-";
 }
 
@@ -19,7 +19,7 @@ void PrintDevices(bool sources) {
   fmt::print("{:<34} {:<7} {:>4} {:>4} {:>9} {:>9} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}  {}\n",
              "device (key)", "arch", "SMs", "GB", "BW GB/s", "copy GB/s", "FP32", "TF32", "BF16",
              "FP8", "FP6", "FP4", "GPU link (GB/s per direction)");
-  for (const auto& d : devices::AllDevices()) {
+  for (const auto& d : api::DeviceTable()) {
     fmt::print("{:<34} {:<7} {:>4} {:>4} {:>9} {:>9} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}  {} "
                "{:g}\n",
                fmt::format("{} ({})", d.name, d.key), d.arch, d.sm_count.value, d.memory_gb.value,
@@ -36,9 +36,9 @@ void PrintDevices(bool sources) {
     fmt::print("Run `qprof devices --sources` for the source of every figure.\n");
     return;
   }
-  for (const auto& d : devices::AllDevices()) {
+  for (const auto& d : api::DeviceTable()) {
     fmt::print("\n{} ({}, {} {}):\n", d.name, d.key, d.vendor, d.arch);
-    auto line = [](const char* what, const devices::Figure& f) {
+    auto line = [](const char* what, const api::Figure& f) {
       fmt::print("  {:<24} {:>8g}  {}\n", what, f.value, f.source);
     };
     line(d.IsNvidia() ? "SMs" : "compute units", d.sm_count);

@@ -79,7 +79,8 @@ int main(int argc, char** argv) {
   if (!runner.action) return 0;
   absl::Status status = runner.action();
   if (!status.ok()) {
-    fmt::print(stderr, "qprof: error: {}\n", status.message());
+    fmt::print(stderr, "qprof: {}{}\n", qprof::cli::IsRegression(status) ? "" : "error: ",
+               status.message());
     return qprof::cli::ExitCodeFor(status);
   }
   return 0;

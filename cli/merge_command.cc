@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
-#include "analysis/aggregate/partial.h"
-#include "analysis/analyze.h"
+#include "api/merge.h"
 #include "base/absl_fmt.h"
+#include "base/file_util.h"
 #include "base/status_macros.h"
 #include "cli/command.h"
 #include "cli/profile_output.h"
@@ -25,20 +25,16 @@ struct MergeArgs {
 };
 
 absl::Status RunMerge(const MergeArgs& args) {
-  ASSIGN_OR_RETURN(AnalyzeOptions options, MakeAnalyzeOptions(args.out));
-  aggregate::ProfileState state;
-  for (const std::string& in : args.inputs) {
-    ASSIGN_OR_RETURN(aggregate::ProfileState s, aggregate::ReadPartialFile(in));
-    state.Merge(std::move(s));
-  }
-  fmt::print(stderr, "qprof: merged {} partial profiles: {} traces, {} kernels\n",
-             args.inputs.size(), state.traces.size(), state.groups.size());
+  api::MergeRequest request;
+  request.paths = args.inputs;
+  request.analysis = RequestFor(args.out);
   if (!args.partial_out.empty()) {
-    RETURN_IF_ERROR(aggregate::WritePartialFile(state, args.partial_out));
-    fmt::print(stderr, "qprof: wrote {}\n", args.partial_out);
+    ASSIGN_OR_RETURN(api::PartialResult partial, api::MergeToPartial(request));
+    RETURN_IF_ERROR(WriteFileAtomic(args.partial_out, partial.bytes));
+    fmt::print(stderr, "qprof: wrote {} ({})\n", args.partial_out, partial.summary);
     return absl::OkStatus();
   }
-  ASSIGN_OR_RETURN(proto::Profile profile, AnalyzeState(state, options));
+  ASSIGN_OR_RETURN(proto::Profile profile, api::Merge(request));
   return WriteProfileOutputs(profile, args.out);
 }
 

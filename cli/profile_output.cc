@@ -3,19 +3,13 @@
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
-#include "analysis/ceilings/ceilings.h"
-#include "analysis/devices/device_specs.h"
+#include "api/devices.h"
 #include "base/absl_fmt.h"
 #include "base/status_macros.h"
-#include "cli/analysis_inputs.h"
 #include "cli/command.h"
 #include "fmt/core.h"
-#include "reports/json/json_report.h"
 #include "reports/terminal/csv_tables.h"
 #include "reports/terminal/terminal_report.h"
-#ifdef QPROF_HAVE_HTML_REPORT
-#include "reports/html/html_report.h"
-#endif
 
 namespace qprof::cli {
 
@@ -46,7 +40,7 @@ void AddAnalysisOptions(CLI::App* cmd, ProfileArgs* args) {
                   std::string("Spec-table device for ceilings (see `qprof devices`), e.g. h200, "
                               "rtx-pro-6000; default: the device the trace reports; for "
                               "host-CPU traces ") +
-                      devices::kDefaultProjectionDevice + ", the default target of `qprof run`");
+                      api::kDefaultProjectionDevice + ", the default target of `qprof run`");
   cmd->add_option("--model-shape", args->model,
                   "Model shape JSON for format ceilings of third-party traces: "
                   "{\"active_params\": 13e9, \"batch\": 16, ...} (README: \"Analyse a trace you "
@@ -85,12 +79,10 @@ void AddWorkOptions(CLI::App* cmd, uint64_t* tokens, uint32_t* steps, const std:
       ->check(CLI::PositiveNumber);
 }
 
-absl::StatusOr<AnalyzeOptions> MakeAnalyzeOptions(const ProfileArgs& args) {
-  return OptionsForRequest(RequestFor(args));
-}
+void PrintNote(const std::string& line) { fmt::print(stderr, "qprof: {}\n", line); }
 
-AnalysisRequest RequestFor(const ProfileArgs& args) {
-  AnalysisRequest request;
+api::AnalyzeRequest RequestFor(const ProfileArgs& args) {
+  api::AnalyzeRequest request;
   request.sass_paths = args.sass_files;
   request.device = args.device;
   request.model = args.model;
@@ -98,7 +90,10 @@ AnalysisRequest RequestFor(const ProfileArgs& args) {
   request.top = args.top;
   request.tokens = args.tokens;
   request.steps = args.steps;
-  request.verbose = true;
+  // No "reading X" line: a bad input's error is then the only line (a terminal still gets
+  // the importers' progress).
+  request.progress = true;
+  request.on_note = PrintNote;
   return request;
 }
 
@@ -112,25 +107,13 @@ reports::TerminalOptions SummaryOptions(const ProfileArgs& args) {
   return topt;
 }
 
-absl::Status ReportFiles::Add(const std::string& path, std::string data, std::string note) {
-  if (path == "-") {
-    if (to_stdout_) return absl::InvalidArgumentError("only one output can go to standard output (-)");
-    to_stdout_ = true;
-    stdout_data_ = std::move(data);
-    return absl::OkStatus();
+absl::Status CommitReports(api::ReportFiles* files) {
+  ASSIGN_OR_RETURN(std::vector<api::WrittenFile> written, files->Commit());
+  for (const api::WrittenFile& w : written) {
+    fmt::print(stderr, "qprof: wrote {}{}\n", w.path, w.note.empty() ? "" : " " + w.note);
   }
-  RETURN_IF_ERROR(files_.Add(path, data));
-  written_.emplace_back(path, std::move(note));
-  return absl::OkStatus();
-}
-
-absl::Status ReportFiles::Commit() {
-  RETURN_IF_ERROR(files_.Commit());
-  for (const auto& [path, note] : written_) {
-    fmt::print(stderr, "qprof: wrote {}{}\n", path, note.empty() ? "" : " " + note);
-  }
-  if (to_stdout_) {
-    std::fwrite(stdout_data_.data(), 1, stdout_data_.size(), stdout);
+  if (files->has_stdout()) {
+    std::fwrite(files->stdout_data().data(), 1, files->stdout_data().size(), stdout);
     std::fflush(stdout);
   }
   return absl::OkStatus();
@@ -148,33 +131,23 @@ absl::Status CheckStdout(const ProfileArgs& args) {
 }
 
 absl::Status WriteProfileOutputs(const proto::Profile& profile, const ProfileArgs& args,
-                                 ReportFiles* extra) {
+                                 api::ReportFiles* extra) {
   RETURN_IF_ERROR(CheckStdout(args));
-  ReportFiles own;
-  ReportFiles& files = extra != nullptr ? *extra : own;
+  api::ReportFiles own;
+  api::ReportFiles& files = extra != nullptr ? *extra : own;
   // Everything is rendered and staged before anything is printed or renamed.
   std::string csv;
   if (args.tables.csv) {
     ASSIGN_OR_RETURN(csv, reports::ProfileCsv(profile, args.tables.tables));
   }
-  if (!args.json_out.empty()) {
-    ASSIGN_OR_RETURN(std::string json, reports::ProfileToJson(profile));
-    RETURN_IF_ERROR(files.Add(args.json_out, std::move(json)));
-  }
-  if (!args.html_out.empty()) {
-#ifdef QPROF_HAVE_HTML_REPORT
-    RETURN_IF_ERROR(files.Add(args.html_out, reports::RenderProfileHtml(profile)));
-#else
-    return absl::UnimplementedError("--html: the HTML report is not available in this build yet");
-#endif
-  }
+  RETURN_IF_ERROR(api::StageProfileReports(profile, {args.json_out, args.html_out}, &files));
   if (args.tables.csv) {
     std::fwrite(csv.data(), 1, csv.size(), stdout);
   } else if (!files.has_stdout()) {
     reports::PrintProfileSummary(profile, stdout, SummaryOptions(args));
   }
   std::fflush(stdout);
-  return files.Commit();
+  return CommitReports(&files);
 }
 
 }  // namespace qprof::cli

@@ -10,7 +10,8 @@
 //   --format csv); `--table NAME` picks tables. `--wide` prints names in full; so does any
 //   summary written to a pipe or file (stdout not a terminal).
 // - Report files are written together: each to a temporary in its folder, renamed at the
-//   end, so when one cannot be written none of them is (ReportFiles).
+//   end, so when one cannot be written none of them is (api/report_files.h).
+// The operations themselves are in api/; this file turns options into requests and prints.
 #ifndef QPROF_CLI_PROFILE_OUTPUT_H_
 #define QPROF_CLI_PROFILE_OUTPUT_H_
 
@@ -20,10 +21,8 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
-#include "absl/status/statusor.h"
-#include "analysis/analyze.h"
-#include "cli/analysis_request.h"
-#include "base/file_util.h"
+#include "api/analyze.h"
+#include "api/report_files.h"
 #include "proto/diff.pb.h"
 #include "proto/profile.pb.h"
 #include "reports/terminal/terminal_report.h"
@@ -57,35 +56,23 @@ void AddAnalysisOptions(CLI::App* cmd, ProfileArgs* args);
 // Both of the above, --label, --tokens and --steps.
 void AddProfileOptions(CLI::App* cmd, ProfileArgs* args);
 
-// The request these options make (cli/analysis_request.h), with the CLI's progress lines;
-// the caller adds the inputs.
-AnalysisRequest RequestFor(const ProfileArgs& args);
+// The request these options make (api/analyze.h), with the CLI's progress and notes on
+// stderr; the caller adds the inputs.
+api::AnalyzeRequest RequestFor(const ProfileArgs& args);
+
+// Prints a note of an operation on stderr ("qprof: <line>").
+void PrintNote(const std::string& line);
 
 // --tokens and --steps (with `side` appended to the names: "-a", "-b" in diff).
 void AddWorkOptions(CLI::App* cmd, uint64_t* tokens, uint32_t* steps, const std::string& side);
-
-// Registry kernels, SASS stats (read and announced on stderr), device, model and label.
-absl::StatusOr<AnalyzeOptions> MakeAnalyzeOptions(const ProfileArgs& args);
 
 // Terminal options for the summary on stdout: colour on a TTY, names in full with --wide or
 // when stdout is not a terminal, --top kernels.
 reports::TerminalOptions SummaryOptions(const ProfileArgs& args);
 
-// The reports of one command, written together. Add() renders nothing: it stages `data`
-// for `path` ("-" = standard output, at most one). Commit() renames every staged file into
-// place, then writes the standard-output one, and says on stderr what it wrote.
-class ReportFiles {
- public:
-  absl::Status Add(const std::string& path, std::string data, std::string note = "");
-  absl::Status Commit();
-  bool has_stdout() const { return to_stdout_; }
-
- private:
-  AtomicFileSet files_;
-  std::vector<std::pair<std::string, std::string>> written_;  // path, note
-  bool to_stdout_ = false;
-  std::string stdout_data_;
-};
+// Renames the staged reports into place, says on stderr what was written, then prints the
+// standard-output report if there is one.
+absl::Status CommitReports(api::ReportFiles* files);
 
 // Refuses two things on standard output (--csv with --json -).
 absl::Status CheckStdout(const ProfileArgs& args);
@@ -94,7 +81,7 @@ absl::Status CheckStdout(const ProfileArgs& args);
 // writes the reports asked for, plus `extra` files already staged by the caller (e.g.
 // --perfetto), all or none.
 absl::Status WriteProfileOutputs(const proto::Profile& profile, const ProfileArgs& args,
-                                 ReportFiles* extra = nullptr);
+                                 api::ReportFiles* extra = nullptr);
 
 }  // namespace qprof::cli
 

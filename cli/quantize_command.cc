@@ -12,10 +12,9 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_join.h"
+#include "api/quantize.h"
 #include "cli/command.h"
 #include "fmt/core.h"
-#include "runtime/weights/quantize.h"
-#include "runtime/weights/safetensors.h"
 
 namespace qprof::cli {
 namespace {
@@ -39,7 +38,7 @@ std::string HumanBytes(uint64_t bytes) {
 }
 
 absl::Status RunQuantize(const QuantizeArgs& args) {
-  weights::QuantizeOptions opt;
+  api::QuantizeOptions opt;
   opt.format = args.format;
   opt.exclude = args.exclude;
   opt.threads = args.threads;
@@ -61,26 +60,17 @@ absl::Status RunQuantize(const QuantizeArgs& args) {
       last_line = now;
     }
   };
-  auto report = weights::QuantizeSafetensors(args.input, args.out_dir, opt);
-  if (!report.ok()) return report.status();
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  auto result = api::Quantize(args.input, args.out_dir, opt);
+  if (!result.ok()) return result.status();
+  const weights::QuantizeReport* report = &result->report;
 
   size_t width = 6;
   for (const auto& t : report->tensors) width = std::max(width, t.name.size());
   fmt::print("{:<{}}  {:<16} {:<5}  {:<9} {:>10} {:>12}\n", "tensor", width, "shape", "dtype",
              "result", "rel RMS", "max abs");
-  size_t converted = 0;
-  uint64_t converted_in = 0, converted_out = 0, converted_elems = 0;
   for (const auto& t : report->tensors) {
-    const std::string shape = weights::ShapeString(t.shape);
+    const std::string shape = api::ShapeString(t.shape);
     if (t.converted) {
-      ++converted;
-      converted_in += t.input_bytes;
-      converted_out += t.output_bytes;
-      int64_t n = 1;
-      for (int64_t d : t.shape) n *= d;
-      converted_elems += n;
       fmt::print("{:<{}}  {:<16} {:<5}  {:<9} {:>10.4g} {:>12.4g}\n", t.name, width, shape,
                  t.dtype, report->format, t.rel_rms_error, t.max_abs_error);
     } else {
@@ -89,12 +79,14 @@ absl::Status RunQuantize(const QuantizeArgs& args) {
   }
   fmt::print("total: {} of {} tensors converted to {}; relative RMS error {:.4g}, max abs error "
              "{:.4g} (measured against the input)\n",
-             converted, report->tensors.size(), report->format, report->rel_rms_error,
+             result->converted, report->tensors.size(), report->format, report->rel_rms_error,
              report->max_abs_error);
-  if (converted_elems > 0) {
+  if (result->converted_elements > 0) {
     fmt::print("converted tensors: {} -> {} ({:.3f} bits per weight including scales)\n",
-               HumanBytes(converted_in), HumanBytes(converted_out), 8.0 * converted_out / converted_elems);
+               HumanBytes(result->converted_in_bytes), HumanBytes(result->converted_out_bytes),
+               result->bits_per_weight);
   }
+  const double seconds = result->seconds;
   fmt::print("input {} -> model.safetensors {} in {:.2f} s ({:.0f} MB/s of input, measured)\n",
              HumanBytes(report->input_bytes), HumanBytes(report->output_bytes), seconds,
              report->input_bytes / 1e6 / std::max(seconds, 1e-9));

@@ -1,100 +1,33 @@
-// `qprof run`: run the bundled decode workload, write one trace per format and the reports.
-//
-// Structure (one function per stage, so other backends and outputs plug in):
-//   FormatsToRun -> RunFormat (runtime::RunOnBackends over cli/decode_backends.h)
-//   -> WriteFormatTrace -> PrintSummary -> WriteRunReports (cli/run_reports.h: JSON, HTML, Perfetto per format; the diff).
+// `qprof run`: run the bundled decode workload, write one trace per format and the reports
+// (api/run.h does the work; this file parses the options and prints what arrives).
 // `both` runs MXFP4 then NVFP4 on the same seed: identical synthetic weights before
 // quantization, identical prompts and context lengths.
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "CLI/CLI.hpp"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
-#include "absl/strings/str_split.h"
+#include "api/run.h"
 #include "base/absl_fmt.h"
-#include "base/file_util.h"
-#include "base/status_macros.h"
 #include "cli/command.h"
-#include "cli/decode_backends.h"
-#include "cli/format_path_split.h"
-#include "cli/model_run.h"
-#include "cli/run_reports.h"
+#include "cli/run_progress.h"
 #include "fmt/core.h"
-#include "kernels/registry/dispatch.h"
-#include "proto/trace_io.h"
-#include "runtime/run.h"
 
 namespace qprof::cli {
 namespace {
 
 struct RunArgs {
-  runtime::RunOptions options;
-  std::string format = "both";
+  api::RunRequest request;
   std::string batch = "16";   // one size, or a comma list (one sweep on the same weights)
-  std::vector<int> batches;   // parsed from `batch`
-  std::string out_dir = "qprof-out";
-  int split_repeats = 3;      // repetitions of the format/path split (0 = off)
-  ModelCliOptions model;  // --target, --model-param, --no-model-projection (cli/model_run.h)
   std::vector<std::string> argv;
 };
-
-std::vector<std::string> FormatsToRun(const std::string& format) {
-  if (format == "both") return {"mxfp4", "nvfp4"};
-  return {format};
-}
-
-// Every batch size of one format, on weights built (and uploaded) once.
-absl::StatusOr<std::vector<runtime::RunResult>> RunFormat(const RunArgs& args,
-                                                          const std::string& format, int index,
-                                                          int count) {
-  runtime::RunOptions o = args.options;
-  o.format = format;
-  const bool tty = StderrIsTty();
-  const auto start = std::chrono::steady_clock::now();
-  o.on_step = [&format, tty, index, count](int step, int steps) {
-    if (tty) {  // a bar over steps and formats, redrawn in place
-      fmt::print(stderr, "\r\x1b[2K{}", RunProgressLine(format, index, count, step, steps));
-      if (step == steps) fmt::print(stderr, "\n");
-    } else {
-      fmt::print(stderr, "[{}] decode step {}/{}\n", format, step, steps);
-    }
-  };
-  // Setup stages with the time since this format started, so a run cut short by a
-  // timeout still says where its time went.
-  o.on_progress = [&format, start](const std::string& line) {
-    const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    fmt::print(stderr, "[{}] +{:.1f} s {}\n", format, t, line);
-  };
-  fmt::print(stderr, "[{}] building weights and caches for model {} ...\n", format, o.model);
-  const std::vector<std::unique_ptr<runtime::DecodeBackend>> owned = MakeDecodeBackends();
-  std::vector<runtime::DecodeBackend*> backends;
-  for (const auto& b : owned) backends.push_back(b.get());
-  ASSIGN_OR_RETURN(std::vector<runtime::RunResult> runs,
-                   runtime::RunOnBackends(backends, o, args.batches));
-  for (runtime::RunResult& r : runs) {
-    r.trace.mutable_header()->mutable_run()->set_command_line(absl::StrJoin(args.argv, " "));
-    r.trace.mutable_header()->mutable_run()->set_qprof_version(QPROF_VERSION);
-  }
-  return runs;
-}
-
-absl::StatusOr<std::string> WriteFormatTrace(const std::string& out_dir, const std::string& format,
-                                             const runtime::RunResult& r) {
-  RETURN_IF_ERROR(MakeDirs(out_dir));
-  std::string path = absl::StrCat(out_dir, "/", format, ".qtrace");
-  RETURN_IF_ERROR(WriteTrace(r.trace, path));
-  return path;
-}
 
 // "GPU, measured" / "host CPU, measured" / ...: where the run's figures come from.
 std::string MeasuredOn(const proto::TraceHeader& h) {
@@ -150,8 +83,10 @@ void PrintSummary(const std::string& format, const runtime::RunResult& r,
   }
   const std::string warm =
       run.warmup_steps() > 0 ? fmt::format(" after {} warm-up", run.warmup_steps()) : "";
-  fmt::print("{}: {} tokens in {:.3f} s = {:.1f} tokens/s (batch {}, {} steps{}{}, MoE {}; {})\n",
-             format, run.tokens_generated(), secs,
+  // The model in the headline, so a reader knows what the tokens/s is of.
+  fmt::print("{} on {}: {} tokens in {:.3f} s = {:.1f} tokens/s (batch {}, {} steps{}{}, MoE {}; "
+             "{})\n",
+             format, run.model(), run.tokens_generated(), secs,
              secs > 0 ? run.tokens_generated() / secs : 0.0, run.batch(),
              run.steps() - run.warmup_steps(), warm, step_stats, r.moe_backend_used,
              MeasuredOn(h));
@@ -185,143 +120,46 @@ void PrintSummary(const std::string& format, const runtime::RunResult& r,
   fmt::print("  trace: {}\n", path);
 }
 
-// The format/path split of one batch size (cli/format_path_split.h): printed, and written
-// to <out_dir>/split.json.
-absl::Status WriteSplit(const RunArgs& args, int batch, bool on_host, const std::string& mx_path,
-                        const std::string& nv_path, const std::string& out_dir) {
-  runtime::RunOptions o = args.options;
-  o.batch = batch;
-  o.backend = on_host ? "cpu" : "cuda";  // where the main runs ran
-  const std::vector<std::unique_ptr<runtime::DecodeBackend>> owned = MakeDecodeBackends();
-  std::vector<runtime::DecodeBackend*> backends;
-  for (const auto& b : owned) backends.push_back(b.get());
-  ASSIGN_OR_RETURN(FormatPathSplit split,
-                   MeasureFormatPathSplit(backends, o, mx_path, nv_path, args.split_repeats,
-                                          [](const std::string& line) {
-                                            fmt::print(stderr, "{}\n", line);
-                                          }));
-  fmt::print("{}", FormatSplitText(split));
-  RETURN_IF_ERROR(MakeDirs(out_dir));
-  const std::string path = absl::StrCat(out_dir, "/split.json");
-  RETURN_IF_ERROR(WriteFileAtomic(path, FormatSplitJson(split)));
-  fmt::print("  split: {}\n", path);
-  return absl::OkStatus();
+absl::Status RunCommand(RunArgs& args) {
+  api::RunRequest& r = args.request;
+  r.command_line = absl::StrJoin(args.argv, " ");
+  r.qprof_version = QPROF_VERSION;
+  const bool tty = StderrIsTty();
+  r.on_step = [tty](const std::string& format, int index, int count, int step, int steps) {
+    if (tty) {  // a bar over steps and formats, redrawn in place
+      fmt::print(stderr, "\r\x1b[2K{}", RunProgressLine(format, index, count, step, steps));
+      if (step == steps) fmt::print(stderr, "\n");
+    } else {
+      fmt::print(stderr, "[{}] decode step {}/{}\n", format, step, steps);
+    }
+  };
+  r.on_progress = [](const std::string& line) { fmt::print(stderr, "{}\n", line); };
+  r.on_format_done = [](const api::FormatRunDone& done) {
+    PrintSummary(done.format, *done.result, done.trace_path);
+  };
+  r.on_output = [](const std::string& text) {
+    fmt::print("{}", text);
+    std::fflush(stdout);
+  };
+  return api::Run(r);
 }
 
-absl::Status RunCommand(const RunArgs& args) {
-  const std::string command_line = absl::StrJoin(args.argv, " ");
-  if (args.options.backend == "model") {
-    if (args.batches.size() != 1) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--batch ", args.batch, ": a list of batch sizes needs --backend cpu, cuda or auto"));
-    }
-    runtime::RunOptions base = args.options;
-    base.batch = args.batches[0];
-    ASSIGN_OR_RETURN(std::vector<std::string> modelled,
-                     RunModelBackend(base, args.format, args.options.moe_backend,
-                                     args.model, args.out_dir, command_line));
-    // Reports for the modelled traces, exactly as for measured ones (they say "modelled").
-    std::vector<FormatRunOutput> runs;
-    for (const std::string& path : modelled) {
-      ASSIGN_OR_RETURN(proto::Trace t, ReadTrace(path));
-      std::string stem = path.substr(path.find_last_of('/') + 1);
-      stem = stem.substr(0, stem.rfind(".qtrace"));
-      runs.push_back({stem, std::move(t), path});
-    }
-    if (runs.size() > 2) runs.resize(2);  // the diff compares the first two variants
-    return WriteRunReports(runs, {}, args.out_dir, stdout);
-  }
-  if (args.options.moe_backend.find(',') != std::string::npos) {
-    return absl::InvalidArgumentError(absl::StrCat("--moe-backend ", args.options.moe_backend,
-                                                   ": a list of MoE backends needs --backend model"));
-  }
-  const std::vector<std::string> formats = FormatsToRun(args.format);
-  // results[format][batch]: each format builds its weights once for every batch size.
-  std::vector<std::vector<runtime::RunResult>> results;
-  for (size_t i = 0; i < formats.size(); ++i) {
-    ASSIGN_OR_RETURN(std::vector<runtime::RunResult> r,
-                     RunFormat(args, formats[i], static_cast<int>(i), static_cast<int>(formats.size())));
-    results.push_back(std::move(r));
-  }
-  // One folder per batch size when there are several (each reads like a one-batch run).
-  for (size_t b = 0; b < args.batches.size(); ++b) {
-    const std::string out_dir = args.batches.size() == 1
-                                    ? args.out_dir
-                                    : absl::StrCat(args.out_dir, "/b", args.batches[b]);
-    std::vector<double> tps;
-    bool on_host = false;
-    std::vector<FormatRunOutput> runs;
-    for (size_t i = 0; i < formats.size(); ++i) {
-      runtime::RunResult& r = results[i][b];
-      on_host |= r.trace.header().provenance() == proto::PROVENANCE_MEASURED_HOST;
-      ASSIGN_OR_RETURN(std::string path, WriteFormatTrace(out_dir, formats[i], r));
-      PrintSummary(formats[i], r, path);
-      const auto& run = r.trace.header().run();
-      tps.push_back(run.wall_time_ns() ? run.tokens_generated() / (run.wall_time_ns() * 1e-9) : 0);
-      runs.push_back({formats[i], std::move(r.trace), path});
-    }
-    if (tps.size() == 2 && tps[0] > 0) {
-      fmt::print("nvfp4 / mxfp4 decode throughput (batch {}): {:.2f}x ({}, this run once: "
-                 "format and the MoE path each selects together{})\n",
-                 args.batches[b], tps[1] / tps[0], on_host ? "host CPU" : "GPU",
-                 args.split_repeats > 0 ? "; split below" : "; --split-repeats N separates them");
-      if (args.split_repeats > 0) {
-        RETURN_IF_ERROR(WriteSplit(args, args.batches[b], on_host, results[0][b].moe_backend_used,
-                                   results[1][b].moe_backend_used, out_dir));
-      }
-    }
-    std::vector<std::string> projection;
-    runtime::RunOptions base = args.options;
-    base.batch = args.batches[b];
-    if (on_host) {
-      // Measured on the host CPU: add what the same workload would do on --target (default
-      // the story's RTX PRO 6000), written and labelled as modelled.
-      ASSIGN_OR_RETURN(projection, AddModelProjection(base, args.format, args.model, out_dir,
-                                                      command_line));
-    }
-    // Per format <format>.json/.html/.perfetto.json, and diff.json/.html for two formats.
-    // Host-CPU rooflines use --target, the projection's device, so both name one GPU.
-    RETURN_IF_ERROR(WriteRunReports(runs, projection, out_dir, stdout,
-                                    on_host ? args.model.target : std::string()));
-  }
-  return absl::OkStatus();
-}
-
-absl::StatusOr<std::vector<int>> ParseBatches(const std::string& list) {
-  std::vector<int> out;
-  for (absl::string_view item : absl::StrSplit(list, ',')) {
-    int b = 0;
-    if (!absl::SimpleAtoi(item, &b) || b < 1 || b > 4096) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "each size must be an integer in [1, 4096] ('", std::string(item), "' in ", list, ")"));
-    }
-    if (std::find(out.begin(), out.end(), b) != out.end()) {
-      return absl::InvalidArgumentError(absl::StrCat(b, " appears twice in ", list));
-    }
-    out.push_back(b);
-  }
-  return out;
-}
-
-// --moe-backend (a comma list for --backend model) and --mla-kernel: the names the kernel
-// registry has, checked before anything runs ("" = fine, else the registry's message).
-std::string CheckMoeBackends(std::string& value) {
-  for (absl::string_view item : absl::StrSplit(value, ',')) {
-    auto k = kernels::ResolveMoeVariant("mxfp4", std::string(item), "");
-    if (!k.ok()) return std::string(k.status().message());
-  }
-  return std::string();
-}
-
-std::string CheckMlaKernel(std::string& value) {
-  const kernels::KernelInfo* moe = *kernels::ResolveMoeVariant("mxfp4", "auto", "");
-  auto k = kernels::ResolveMlaVariant(value, *moe);
-  return k.ok() ? std::string() : std::string(k.status().message());
+// --target, --model-param, --no-model-projection (api/model_run.h).
+void AddModelOptions(CLI::App* cmd, api::ModelProjectionOptions& options) {
+  cmd->add_option("--target", options.target,
+                  "GPU of the spec table to model (qprof devices): the target of --backend "
+                  "model, and of the modelled projection and the roofline ceilings of a cpu "
+                  "run")
+      ->capture_default_str();
+  cmd->add_option("--model-param", options.param_overrides,
+                  "Override model parameters: name=value[,name=value...] (see docs/model.md)");
+  cmd->add_flag("--no-model-projection", options.no_projection,
+                "With --backend cpu: do not add the modelled projection for --target");
 }
 
 // What runs: where, which model and format, how much (batch, steps, context).
 void AddWorkloadOptions(CLI::App* cmd, RunArgs& args) {
-  runtime::RunOptions& o = args.options;
+  runtime::RunOptions& o = args.request.options;
   // The main job picks the GPU when one is present (issue: `qprof run` with no options).
   o.backend = "auto";
   cmd->add_option("--backend", o.backend,
@@ -333,7 +171,7 @@ void AddWorkloadOptions(CLI::App* cmd, RunArgs& args) {
   cmd->add_option("--model", o.model,
                   "Model: a preset (tiny, small, v4-flash) or a JSON config file")
       ->capture_default_str();
-  cmd->add_option("--format", args.format,
+  cmd->add_option("--format", args.request.format,
                   "Expert weight format: mxfp4, nvfp4, or both (same weights and prompts)")
       ->check(CLI::IsMember({"mxfp4", "nvfp4", "both"}))
       ->capture_default_str();
@@ -343,7 +181,7 @@ void AddWorkloadOptions(CLI::App* cmd, RunArgs& args) {
                   "(--out/b<N>)")
       ->check(CLI::Validator(
           [](std::string& value) -> std::string {
-            auto b = ParseBatches(value);
+            auto b = api::ParseBatches(value);
             return b.ok() ? std::string() : std::string(b.status().message());
           },
           "N[,N...]"))
@@ -360,22 +198,22 @@ void AddWorkloadOptions(CLI::App* cmd, RunArgs& args) {
 // The kernel variants: choices, rule and checks from the registry (kernels/registry/dispatch.h).
 void AddKernelOptions(CLI::App* cmd, runtime::RunOptions& o) {
   cmd->add_option("--moe-backend", o.moe_backend,
-                  absl::StrCat("MoE kernel path: ", kernels::MoeBackendChoices(),
+                  absl::StrCat("MoE kernel path: ", api::MoeBackendChoices(),
                                ". auto: mxfp4 -> slot_gemv; nvfp4 -> fp4_mma where a kernel "
                                "for the GPU exists, else w4a16_mma (on the CPU the MMA paths "
                                "run the grouped kernel); with --backend model a comma list "
                                "models each path"))
-      ->check(CLI::Validator(CheckMoeBackends,
-                             absl::StrCat(absl::StrReplaceAll(kernels::MoeBackendChoices(),
+      ->check(CLI::Validator([](std::string& v) { return api::CheckMoeBackends(v); },
+                             absl::StrCat(absl::StrReplaceAll(api::MoeBackendChoices(),
                                                               {{", ", "|"}}),
                                           "[,...]")))
       ->capture_default_str();
   cmd->add_option("--mla-kernel", o.mla_kernel,
-                  absl::StrCat("Sparse-MLA variant: ", kernels::MlaKernelChoices(),
+                  absl::StrCat("Sparse-MLA variant: ", api::MlaKernelChoices(),
                                ". auto: the one on the MoE path's pipe (simt with slot_gemv, "
                                "else mma)"))
-      ->check(CLI::Validator(CheckMlaKernel,
-                             absl::StrReplaceAll(kernels::MlaKernelChoices(), {{", ", "|"}})))
+      ->check(CLI::Validator([](std::string& v) { return api::CheckMlaKernel(v); },
+                             absl::StrReplaceAll(api::MlaKernelChoices(), {{", ", "|"}})))
       ->capture_default_str();
 }
 
@@ -392,7 +230,7 @@ void AddSplitOptions(CLI::App* cmd, runtime::RunOptions& o) {
 
 // Weights, threads, checks and where the files go.
 void AddRunSettings(CLI::App* cmd, RunArgs& args) {
-  runtime::RunOptions& o = args.options;
+  runtime::RunOptions& o = args.request.options;
   cmd->add_option("--seed", o.seed, "Seed of the synthetic weights, prompts and caches")
       ->capture_default_str();
   cmd->add_option("--threads", o.threads, "CPU threads (0 = all cores)")
@@ -406,14 +244,14 @@ void AddRunSettings(CLI::App* cmd, RunArgs& args) {
   cmd->add_flag("--cuda-graph", o.cuda_graph,
                 "CUDA backend: capture step 1 into a CUDA graph and replay it for later steps "
                 "(steps 0 and 1 are then warm-up, left out of tokens/s)");
-  cmd->add_option("--split-repeats", args.split_repeats,
+  cmd->add_option("--split-repeats", args.request.split_repeats,
                   "With both formats: measure mxfp4 on its MoE path, mxfp4 on nvfp4's path and "
                   "nvfp4 on its path this many times each, and print the throughput ratio as "
                   "run, for the format alone and for the path alone (median and range; "
                   "split.json). 0 = off")
       ->check(CLI::Range(0, 100))
       ->capture_default_str();
-  cmd->add_option("--out", args.out_dir,
+  cmd->add_option("--out", args.request.out_dir,
                   "Output folder: <format>.qtrace, <format>.json/.html/.perfetto.json, "
                   "diff.json and diff.html (open this one first), split.json (--split-repeats)")
       ->capture_default_str();
@@ -428,13 +266,13 @@ void RegisterRunCommand(CLI::App& app, CommandRunner& runner) {
       "Run the bundled DeepSeek-style decode workload (MXFP4 and NVFP4 on identical weights by "
       "default) and write traces, reports and their diff into --out");
   AddWorkloadOptions(cmd, *args);
-  AddKernelOptions(cmd, args->options);
-  AddSplitOptions(cmd, args->options);
-  AddModelOptions(cmd, args->model);
+  AddKernelOptions(cmd, args->request.options);
+  AddSplitOptions(cmd, args->request.options);
+  AddModelOptions(cmd, args->request.model);
   AddRunSettings(cmd, *args);
   cmd->callback([&runner, args, &app] {
-    args->batches = *ParseBatches(args->batch);  // validated by --batch's check
-    args->options.batch = args->batches[0];
+    args->request.batches = *api::ParseBatches(args->batch);  // validated by --batch's check
+    args->request.options.batch = args->request.batches[0];
     args->argv = {"qprof", "run"};
     for (const std::string& s : app.remaining()) args->argv.push_back(s);
     runner.action = [args] { return RunCommand(*args); };

@@ -14,7 +14,7 @@ import subprocess
 import sys
 
 SOURCE_DIRS = ["base", "proto", "kernels", "profiler", "runtime", "analysis", "reports",
-               "cli", "bench", "fuzz", "tests"]
+               "api", "cli", "python", "bench", "fuzz", "tests"]
 
 
 def functions(root, dirs):

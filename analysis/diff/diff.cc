@@ -239,8 +239,11 @@ proto::Diff DiffProfiles(const proto::Profile& a, const proto::Profile& b) {
   }
   absl::StrAppendFormat(&head, "; tensor share %.1f%% -> %.1f%%.", 100 * d.a().tensor_share(),
                         100 * d.b().tensor_share());
-  d.set_headline(head);
+  d.set_totals_headline(head);
   NormaliseForWork(a, b, &d);
+  // The headline is what the reports lead with: the change per unit of work when the diff
+  // has it (total times of traces that captured different work would mislead).
+  d.set_headline(d.per_unit_headline().empty() ? head : d.per_unit_headline());
   return d;
 }
 

@@ -99,11 +99,14 @@ def diff(
     device: Optional[str] = None,
     label_a: Optional[str] = None,
     label_b: Optional[str] = None,
+    max_regression: Optional[str] = None,
 ) -> Diff:
     """Compare two runs, as `qprof diff A B`: Profiles, traces or Profile JSON reports.
 
     Rows are matched by role first and normalised kernel name second. Two inputs with the
-    same label are told apart by their file names, as the CLI does.
+    same label are told apart by their file names, as the CLI does. With max_regression
+    ("10%", "10%,comm=50%": `qprof diff --max-regression`) the Diff carries the regression
+    gate's verdict (`Diff.verdict`, `Diff.failed`), as the CLI's exit status 3 does.
     """
     pa = _as_profile(a, device, label_a)
     pb = _as_profile(b, device, label_b)
@@ -111,7 +114,7 @@ def diff(
     if paths and not label_a and not label_b and pa.label == pb.label:
         pa = _relabel(pa, os.path.basename(os.fsdecode(a)))
         pb = _relabel(pb, os.path.basename(os.fsdecode(b)))
-    return Diff(_qprof.diff(pa._core, pb._core))
+    return Diff(_qprof.diff(pa._core, pb._core, max_regression=max_regression or ""))
 
 
 def _as_profile(x: Union[Profile, PathLike], device: Optional[str], label: Optional[str]) -> Profile:

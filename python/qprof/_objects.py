@@ -226,6 +226,17 @@ class Diff:
     def headline(self) -> str:
         return self._d().get("headline", "")
 
+    @property
+    def verdict(self) -> Dict[str, Any]:
+        """The regression gate's verdict (limits, checks, worst, summary), or {} when the
+        diff was made without max_regression."""
+        return self._d().get("verdict", {})
+
+    @property
+    def failed(self) -> bool:
+        """True when a regression limit was exceeded (the CLI exits 3)."""
+        return bool(self.verdict.get("failed", False))
+
     def to_html(self, path: Optional[PathLike] = None) -> Optional[str]:
         if path is not None:
             self._core.write_html(os.fsdecode(path))

@@ -1,5 +1,5 @@
-// qprof._qprof: the Python binding, thin over the C++ libraries. Every figure comes from
-// the same code the `qprof` command runs (cli/analysis_request.h, analysis/, reports/);
+// qprof._qprof: the Python binding, thin over qprof's library API (api/). Every figure comes
+// from the same calls the `qprof` command makes (api/analyze.h, api/merge.h, api/diff.h);
 // the pure-Python package (python/qprof) adds DataFrames, notebook display and Ray.
 //
 // Long work (reading and analysing traces, diffing files, SASS) runs with the GIL
@@ -14,10 +14,10 @@
 #include <utility>
 #include <vector>
 
-#include "analysis/aggregate/partial.h"
-#include "analysis/diff/diff.h"
-#include "cli/analysis_inputs.h"
-#include "cli/analysis_request.h"
+#include "api/analyze.h"
+#include "api/diff.h"
+#include "api/inputs.h"
+#include "api/merge.h"
 #include "proto/vocabulary.h"
 #include "python/src/py_objects.h"
 #include "python/src/status_exceptions.h"
@@ -37,15 +37,14 @@ namespace {
 PyProfile Analyze(const std::vector<std::string>& paths, const std::string& device,
                   const std::vector<std::string>& sass, const std::string& ncu,
                   const std::string& model, const std::string& label) {
-  cli::AnalysisRequest request;
+  api::AnalyzeRequest request;
   request.inputs = paths;
   request.device = device;
   request.sass_paths = sass;
   request.ncu_csv = ncu;
   request.model = model;
   request.label = label;
-  if (paths.empty()) ThrowIfError(absl::InvalidArgumentError("no traces to analyse"));
-  return PyProfile{ValueOrThrow(cli::AnalyzeRequest(request))};
+  return PyProfile{ValueOrThrow(api::Analyze(request)).profile};
 }
 
 // `qprof analyze --partial`: the aggregation state of the traces, as the bytes of a
@@ -53,29 +52,16 @@ PyProfile Analyze(const std::vector<std::string>& paths, const std::string& devi
 // Built with the GIL released; the bytes object is made once it is held again.
 nb::bytes AnalyzePartial(const std::vector<std::string>& paths, const std::string& ncu,
                          int threads) {
-  cli::AnalysisRequest request;
+  api::AnalyzeRequest request;
   request.inputs = paths;
   request.ncu_csv = ncu;
   request.threads = threads;
   std::string bytes;
   {
     nb::gil_scoped_release release;
-    aggregate::ProfileState state = ValueOrThrow(cli::AccumulateRequest(request));
-    bytes = ValueOrThrow(aggregate::PartialBytes(state));
+    bytes = ValueOrThrow(api::AnalyzePartial(request)).bytes;
   }
   return nb::bytes(bytes.data(), bytes.size());
-}
-
-// Partial profiles (bytes of .qprofile files; `names` say which in errors) merged in order.
-aggregate::ProfileState MergedState(const std::vector<std::string>& partials,
-                                    const std::vector<std::string>& names) {
-  if (partials.empty()) ThrowIfError(absl::InvalidArgumentError("no partial profiles to merge"));
-  aggregate::ProfileState state;
-  for (size_t i = 0; i < partials.size(); ++i) {
-    const std::string what = i < names.size() ? names[i] : "partial " + std::to_string(i);
-    state.Merge(ValueOrThrow(aggregate::ParsePartialBytes(partials[i], what)));
-  }
-  return state;
 }
 
 // The bytes objects copied into strings while the GIL is held.
@@ -91,25 +77,27 @@ std::vector<std::string> Strings(const std::vector<nb::bytes>& partials) {
 PyProfile Merge(const std::vector<nb::bytes>& partials, const std::vector<std::string>& names,
                 const std::string& device, const std::vector<std::string>& sass,
                 const std::string& model, const std::string& label) {
-  std::vector<std::string> bytes = Strings(partials);
+  api::MergeRequest request;
+  request.bytes = Strings(partials);
+  request.byte_names = names;
+  request.analysis.device = device;
+  request.analysis.sass_paths = sass;
+  request.analysis.model = model;
+  request.analysis.label = label;
   nb::gil_scoped_release release;
-  cli::AnalysisRequest request;
-  request.device = device;
-  request.sass_paths = sass;
-  request.model = model;
-  request.label = label;
-  AnalyzeOptions options = ValueOrThrow(cli::OptionsForRequest(request));
-  return PyProfile{ValueOrThrow(AnalyzeState(MergedState(bytes, names), options))};
+  return PyProfile{ValueOrThrow(api::Merge(request))};
 }
 
 // `qprof merge --partial`: the partials merged into one, for a reduction in stages.
 nb::bytes MergePartials(const std::vector<nb::bytes>& partials,
                         const std::vector<std::string>& names) {
-  std::vector<std::string> bytes = Strings(partials);
+  api::MergeRequest request;
+  request.bytes = Strings(partials);
+  request.byte_names = names;
   std::string out;
   {
     nb::gil_scoped_release release;
-    out = ValueOrThrow(aggregate::PartialBytes(MergedState(bytes, names)));
+    out = ValueOrThrow(api::MergeToPartial(request)).bytes;
   }
   return nb::bytes(out.data(), out.size());
 }
@@ -117,22 +105,23 @@ nb::bytes MergePartials(const std::vector<nb::bytes>& partials,
 // A trace of any kind or a Profile JSON report, as `qprof diff` reads its inputs.
 PyProfile LoadProfile(const std::string& path, const std::string& device,
                       const std::string& label) {
-  AnalyzeOptions options;
-  options.known_kernels = cli::RegistryKnownKernels();
-  options.device = device;
-  options.label = label;
-  return PyProfile{ValueOrThrow(cli::LoadProfileInput(path, options))};
+  api::AnalyzeRequest request;
+  request.device = device;
+  request.label = label;
+  const AnalyzeOptions options = ValueOrThrow(api::OptionsFor(request));
+  return PyProfile{ValueOrThrow(api::LoadProfileInput(path, options))};
 }
 
 PyProfile ProfileFromJson(const std::string& text) {
   return PyProfile{ValueOrThrow(reports::ProfileFromJson(text, "profile JSON"))};
 }
 
-PyDiff Diff(const PyProfile& a, const PyProfile& b) {
+// `qprof diff` of two profiles, with the regression gate's verdict when limits are given.
+PyDiff Diff(const PyProfile& a, const PyProfile& b, const std::string& max_regression) {
   PyDiff d;
   d.a = a.profile;
   d.b = b.profile;
-  d.diff = diff::DiffProfiles(a.profile, b.profile);
+  d.diff = ValueOrThrow(api::DiffProfiles(a.profile, b.profile, max_regression));
   return d;
 }
 
@@ -163,8 +152,10 @@ NB_MODULE(_qprof, m) {
         "A Profile JSON report read back, or a trace analysed: the inputs of `qprof diff`.");
   m.def("profile_from_json", &ProfileFromJson, "text"_a,
         nb::call_guard<nb::gil_scoped_release>());
-  m.def("diff", &Diff, "a"_a, "b"_a, nb::call_guard<nb::gil_scoped_release>(),
-        "Two profiles matched by role, as `qprof diff`.");
+  m.def("diff", &Diff, "a"_a, "b"_a, "max_regression"_a = "",
+        nb::call_guard<nb::gil_scoped_release>(),
+        "Two profiles matched by role, as `qprof diff`; with max_regression (\"10%\", "
+        "\"10%,comm=50%\") the Diff carries the regression gate's verdict.");
   m.def("read_trace", &ReadTraceFile, "path"_a, nb::call_guard<nb::gil_scoped_release>(),
         "Any trace qprof reads, as qprof's own trace records.");
   m.def("schema", &qprof::reports::ShippedJsonSchema, "name"_a,

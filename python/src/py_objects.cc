@@ -7,7 +7,7 @@
 #include <tuple>
 #include <vector>
 
-#include "cli/analysis_inputs.h"
+#include "api/inputs.h"
 #include "python/src/status_exceptions.h"
 #include "reports/html/html_report.h"
 #include "reports/json/json_report.h"
@@ -193,7 +193,7 @@ void RegisterTrace(nb::module_& m) {
 }  // namespace
 
 PyTrace ReadTraceFile(const std::string& path) {
-  return PyTrace{ValueOrThrow(cli::LoadTraceInput(path))};
+  return PyTrace{ValueOrThrow(api::LoadTraceInput(path))};
 }
 
 void RegisterObjects(nb::module_& m) {

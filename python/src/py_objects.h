@@ -28,7 +28,7 @@ struct PyTrace {
   proto::Trace trace;
 };
 
-// Any trace qprof reads (cli::LoadTraceInput).
+// Any trace qprof reads (api::LoadTraceInput).
 PyTrace ReadTraceFile(const std::string& path);
 
 void RegisterObjects(nanobind::module_& m);

@@ -66,7 +66,8 @@ def test_checked_in_goldens_validate():
 
 
 def test_run_summary_validates(qprof_bin, tmp_path):
-    story = os.path.join(SOURCE_DIR, "tests", "model", "golden", "story_rtx_pro_6000.json")
+    story = os.path.join(SOURCE_DIR, "tests", "analysis", "model", "golden",
+                         "story_rtx_pro_6000.json")
     with open(story, encoding="utf-8") as f:
         assert _errors(_schema("run-summary"), json.load(f)) == []
     out = tmp_path / "run"

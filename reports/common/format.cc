@@ -190,10 +190,12 @@ std::vector<std::string> DiffHeadlines(const proto::Diff& d) {
                             FormatShare(d.b().tensor_share()),
                             FormatSharePoints(d.b().tensor_share() - d.a().tensor_share())));
   // The analyzer's own sentence only when there is no key role to tell the story with.
-  if (!d.headline().empty() && KeyRole(d) == nullptr) {
+  // (Diff JSON written before totals_headline existed has that sentence in `headline`.)
+  const std::string& totals = d.totals_headline().empty() ? d.headline() : d.totals_headline();
+  if (!totals.empty() && KeyRole(d) == nullptr) {
     bool dup = false;
-    for (const auto& s : out) dup |= s == d.headline();
-    if (!dup) out.push_back(d.headline());
+    for (const auto& s : out) dup |= s == totals;
+    if (!dup) out.push_back(totals);
   }
   return out;
 }

@@ -79,6 +79,14 @@ std::string Hero(const proto::Diff& d) {
   out += "<ul class=\"story\">";
   for (size_t i = 1; i < lines.size(); ++i) out += "<li>" + Arrows(lines[i]) + "</li>";
   out += "</ul>";
+  if (d.has_verdict()) {
+    const proto::DiffVerdict& v = d.verdict();
+    out += fmt::format(
+        "<div class=\"banner {}\" id=\"verdict\"><b>Regression gate {}</b> (time per {}): "
+        "{}<br><span class=\"small\">{}</span></div>",
+        v.failed() ? "failed" : "passed", v.failed() ? "failed" : "passed", Escape(v.unit()),
+        Escape(v.summary()), Escape(v.noise_note()));
+  }
   if (ColumnName(d.a(), "A") != a || ColumnName(d.b(), "B") != b) {
     out += fmt::format("<p class=\"small muted\" id=\"side-names\">In the tables below, A = "
                        "{} and B = {}.</p>",

@@ -24,6 +24,8 @@ section { background:var(--panel); border:1px solid var(--line); border-radius:8
 .banner.host { background:#fff6dd; border-color:#e6b84a; color:#4d3800; }
 .banner.modelled { background:#f6eefa; border-color:#b58ac8; color:#3f2150; }
 .banner.imported { background:#e9f1fb; border-color:#86a9d6; color:#173a66; }
+.banner.failed { background:#fde8e8; border-color:#d46a6a; color:#5c1010; }
+.banner.passed { background:#e8f6ea; border-color:#6ab47a; color:#143d1d; }
 .cards { display:grid; grid-template-columns:repeat(auto-fit, minmax(150px, 1fr)); gap:10px; }
 .card { background:var(--panel); border:1px solid var(--line); border-radius:8px; padding:8px 12px; min-width:0; }
 .card.wide { grid-column: span 2; }

@@ -213,6 +213,22 @@ void Ranks(const proto::Diff& d, TermCtx& c) {
   }
 }
 
+// The regression gate (`--max-regression`): every check, the limit and the noise band.
+void Verdict(const proto::DiffVerdict& v, TermCtx& c) {
+  c.Heading(fmt::format("Regression gate (time per {}): {}", v.unit(),
+                        v.failed() ? "FAILED, worst " + v.worst() : "passed"));
+  TextTable t({{"checked"}, {"A", TextTable::kRight}, {"B", TextTable::kRight},
+               {"change", TextTable::kRight}, {"limit", TextTable::kRight}, {""}});
+  for (const proto::RegressionCheck& k : v.checks()) {
+    t.AddRow({{k.key()}, {FormatNs(k.a_per_unit_ns())}, {FormatNs(k.b_per_unit_ns())},
+              {fmt::format("{:+.1f}%", k.change_pct())}, {fmt::format("{:.4g}%", k.limit_pct())},
+              {k.exceeded() ? "EXCEEDED" : k.within_noise() ? "within noise" : ""}});
+  }
+  c.out += t.Render(c.o.color);
+  c.out += Wrap(v.summary(), c.width, "  ");
+  c.out += Wrap(v.noise_note(), c.width, "  ");
+}
+
 }  // namespace
 
 std::string DiffSummaryText(const proto::Diff& d, const TerminalOptions& options) {
@@ -230,6 +246,7 @@ std::string DiffSummaryText(const proto::Diff& d, const TerminalOptions& options
   Roles(d, c);
   KernelChanges(d, c);
   Ranks(d, c);
+  if (d.has_verdict()) Verdict(d.verdict(), c);
   if (d.warnings_size() > 0) {
     c.Heading("Warnings");
     for (const auto& w : d.warnings()) c.out += Wrap(w.code() + ": " + w.message(), c.width, "  ! ");

@@ -61,8 +61,12 @@ TEST(Diff, MatchesByRoleThenNameAndKeepsUnknownsApart) {
   EXPECT_EQ(Row(d, "", "device_kernel")->status(), "only_b");
   EXPECT_EQ(Row(d, "only_in_a_norm", "")->status(), "only_a");
   EXPECT_FALSE(d.has_tokens_per_s_ratio());  // neither side has tokens/s
-  EXPECT_NE(d.headline().find("moe.experts"), std::string::npos) << d.headline();
-  EXPECT_NE(d.headline().find("from simt to tensor"), std::string::npos) << d.headline();
+  // The sentence about total time names the role that moved most; `headline` is the
+  // per-unit sentence the reports lead with.
+  EXPECT_NE(d.totals_headline().find("moe.experts"), std::string::npos) << d.totals_headline();
+  EXPECT_NE(d.totals_headline().find("from simt to tensor"), std::string::npos)
+      << d.totals_headline();
+  EXPECT_EQ(d.headline(), d.per_unit_headline());
   ASSERT_GT(d.roles_size(), 0);
   EXPECT_EQ(d.roles(0).key(), "moe.experts");
 }

@@ -12,7 +12,7 @@
 #include "analysis/analyze.h"
 #include "analysis/devices/device_specs.h"
 #include "analysis/importers/import.h"
-#include "cli/analysis_inputs.h"
+#include "api/inputs.h"
 #include "gtest/gtest.h"
 
 namespace qprof {
@@ -71,7 +71,7 @@ proto::Trace ModelledTrace() {
 
 TEST(Provenance, ModelledTraceIsNeverRegistryOrMeasured) {
   AnalyzeOptions o;
-  o.known_kernels = cli::RegistryKnownKernels();  // as the cli passes them
+  o.known_kernels = api::RegistryKnownKernels();  // as the cli passes them
   ASSERT_FALSE(o.known_kernels.empty());
   auto r = Analyze({ModelledTrace()}, o);
   ASSERT_TRUE(r.ok()) << r.status();
@@ -101,7 +101,7 @@ TEST(Provenance, ThirdPartyNcclKeepsItsNameRule) {
   proto::Activity ours = Launch("ncclDevKernel_AllReduce_Sum_bf16_RING_LL", 8000, 1000);
   ours.set_kernel_id("comm.allreduce");
   AnalyzeOptions o;
-  o.known_kernels = cli::RegistryKnownKernels();
+  o.known_kernels = api::RegistryKnownKernels();
   auto r = Analyze({t}, o);
   ASSERT_TRUE(r.ok()) << r.status();
   const auto* nccl = Row(*r, "ncclDevKernel_AllReduce");
@@ -137,7 +137,7 @@ TEST(Provenance, RealNcclTraceIsNameRuleNotRegistry) {
   auto t = importers::ImportFile(path, io);
   ASSERT_TRUE(t.ok()) << t.status();
   AnalyzeOptions o;
-  o.known_kernels = cli::RegistryKnownKernels();
+  o.known_kernels = api::RegistryKnownKernels();
   auto r = Analyze({*t}, o);
   ASSERT_TRUE(r.ok()) << r.status();
   int nccl = 0;

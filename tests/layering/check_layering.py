@@ -6,7 +6,9 @@ include-violation check does for its tree). Exits 1 listing each violation as
 Rules:
   1. Module dependencies: a file of module M may include headers of the modules M may
      depend on (DEPENDS below) and of M itself; analysis/ and reports/ never include
-     runtime/, kernels/ or profiler/ headers.
+     runtime/, kernels/ or profiler/ headers. The front doors hold no operation of their
+     own: cli/ (the command) and python/ (the module) include the library API (api/), the
+     reports (to print and render), proto/ and base/ only, and never each other.
   2. CUDA stays in CUDA folders: a header (.h, .cuh) outside a `cuda/` or `cupti/` folder
      (tests/kernels/cuda, tests/profiler/cupti, ...) or profiler/inject includes no CUDA, CUPTI, NVTX or NCCL
      header, unless the include is compiled only by nvcc (inside `#if defined(__CUDACC__)`),
@@ -30,10 +32,11 @@ DEPENDS = {
     "runtime": {"base", "proto", "kernels", "profiler"},
     "analysis": {"base", "proto"},
     "reports": {"base", "proto", "analysis"},
-    "cli": {"base", "proto", "kernels", "profiler", "runtime", "analysis", "reports"},
-    # The Python extension: the CLI's analysis request and what it returns, never the
-    # decode runtime or the collectors (the wheel is built without CUDA).
-    "python": {"base", "proto", "analysis", "reports", "cli"},
+    # qprof's operations as a library: everything below the front doors.
+    "api": {"base", "proto", "kernels", "profiler", "runtime", "analysis", "reports"},
+    # The front doors: parse, call the API, print.
+    "cli": {"base", "proto", "api", "reports"},
+    "python": {"base", "proto", "api", "reports"},
 }
 # Folders checked for rule 2 only (they test any module).
 OTHER_DIRS = ["tests", "bench", "fuzz"]
@@ -120,6 +123,11 @@ def self_test():
         "runtime/leaks_nccl.h": "#include <nccl.h>\n",
         "profiler/uses_runtime.h": '#include "runtime/run.h"\n',
         "python/src/uses_runtime.cc": '#include "runtime/run.h"\n',
+        "python/src/uses_cli.cc": '#include "cli/profile_output.h"\n',
+        "python/src/uses_analysis.cc": '#include "analysis/diff/diff.h"\n',
+        "cli/uses_analysis.cc": '#include "analysis/analyze.h"\n',
+        "cli/uses_runtime.cc": '#include "runtime/run.h"\n',
+        "cli/uses_python.cc": '#include "python/src/py_objects.h"\n',
     }
     fine = {
         "kernels/moe/cuda/launcher.h": "#include <cuda_runtime_api.h>\n",
@@ -127,8 +135,9 @@ def self_test():
         "kernels/common/host_and_device.h":
             "#if defined(__CUDACC__)\n#include <cuda_bf16.h>\n#endif\n",
         "runtime/impl.cc": "#include <cuda_runtime_api.h>\n#include \"kernels/registry/registry.h\"\n",
-        "cli/main.cc": '#include "runtime/run.h"\n#include "analysis/analyze.h"\n',
-        "python/src/module.cc": '#include "cli/analysis_request.h"\n',
+        "cli/main.cc": '#include "api/run.h"\n#include "reports/terminal/terminal_report.h"\n',
+        "python/src/module.cc": '#include "api/analyze.h"\n#include "reports/json/json_report.h"\n',
+        "api/run.cc": '#include "runtime/run.h"\n#include "analysis/analyze.h"\n',
     }
     with tempfile.TemporaryDirectory() as root:
         for rel, text in {**bad, **fine}.items():

@@ -10,10 +10,10 @@
 #include <string>
 
 #include "base/file_util.h"
-#include "cli/model_run.h"
+#include "api/model_run.h"
 #include "gtest/gtest.h"
 
-namespace qprof::cli {
+namespace qprof::api {
 namespace {
 
 std::string GoldenPath() {
@@ -84,4 +84,4 @@ TEST(StoryGolden, StoryInvariants) {
 }
 
 }  // namespace
-}  // namespace qprof::cli
+}  // namespace qprof::api

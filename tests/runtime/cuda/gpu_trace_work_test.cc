@@ -14,7 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "analysis/analyze.h"
-#include "cli/analysis_inputs.h"
+#include "api/inputs.h"
 #include "gtest/gtest.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/message.h"
@@ -167,7 +167,7 @@ TEST(GpuTraceWorkTest, CollectedCuptiRecordsReportEverythingACpuRunReports) {
   EXPECT_TRUE(join_note);
 
   AnalyzeOptions opt;
-  opt.known_kernels = cli::RegistryKnownKernels();
+  opt.known_kernels = api::RegistryKnownKernels();
   auto gpu_profile = Analyze({gpu}, opt);
   ASSERT_TRUE(gpu_profile.ok()) << gpu_profile.status();
   RunOptions host = o;

@@ -1,4 +1,4 @@
-#include "cli/analysis_inputs.h"
+#include "api/inputs.h"
 
 #include <fstream>
 
@@ -9,28 +9,13 @@
 #include "proto/trace_io.h"
 #include "reports/json/json_report.h"
 #include "analysis/aggregate/partial.h"
-#ifdef QPROF_HAVE_IMPORTERS
 #include "analysis/importers/import.h"
 #include "analysis/ingest.h"
-#endif
 
-namespace qprof::cli {
+namespace qprof::api {
 
 absl::StatusOr<proto::Trace> LoadTraceInput(const std::string& path) {
-#ifdef QPROF_HAVE_IMPORTERS
   return importers::ImportFile(path);
-#else
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return absl::NotFoundError(absl::StrCat(path, ": cannot open file"));
-  std::string head(8, '\0');
-  f.read(head.data(), 8);
-  head.resize(static_cast<size_t>(f.gcount()));
-  if (!LooksLikeQtrace(head)) {
-    return absl::UnimplementedError(absl::StrCat(
-        path, ": only .qtrace files can be read by this build (the importers are not built)"));
-  }
-  return ReadTrace(path);
-#endif
 }
 
 bool LooksLikeProfileJson(const std::string& path) {
@@ -65,20 +50,12 @@ absl::StatusOr<aggregate::ProfileState> AccumulateInputs(const std::vector<std::
   std::vector<std::string> run;
   auto flush = [&state, &run, &options]() -> absl::Status {
     if (run.empty()) return absl::OkStatus();
-#ifdef QPROF_HAVE_IMPORTERS
     IngestOptions ingest;
     ingest.import.progress = options.progress;
     ingest.threads = options.threads;
     if (options.threads == 1) ingest.import.threads = 1;  // a large Kineto file too
     ASSIGN_OR_RETURN(aggregate::ProfileState s, IngestFiles(run, ingest));
     state.Merge(std::move(s));
-#else
-    (void)options;  // the .qtrace reader has no progress line and reads one file at a time
-    for (const std::string& p : run) {
-      ASSIGN_OR_RETURN(proto::Trace t, LoadTraceInput(p));
-      aggregate::AccumulateTrace(t, &state);
-    }
-#endif
     run.clear();
     return absl::OkStatus();
   };
@@ -95,12 +72,14 @@ absl::StatusOr<aggregate::ProfileState> AccumulateInputs(const std::vector<std::
   return state;
 }
 
+absl::StatusOr<proto::Profile> ReadProfileReport(const std::string& path) {
+  ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  return reports::ProfileFromJson(text, path);
+}
+
 absl::StatusOr<proto::Profile> LoadProfileInput(const std::string& path,
                                                 const AnalyzeOptions& options) {
-  if (LooksLikeProfileJson(path)) {
-    ASSIGN_OR_RETURN(std::string text, ReadFile(path));
-    return reports::ProfileFromJson(text, path);
-  }
+  if (LooksLikeProfileJson(path)) return ReadProfileReport(path);
   ASSIGN_OR_RETURN(aggregate::ProfileState state, AccumulateInputs({path}));
   return AnalyzeState(state, options);
 }
@@ -120,4 +99,4 @@ std::vector<classify::KnownKernel> RegistryKnownKernels() {
   return out;
 }
 
-}  // namespace qprof::cli
+}  // namespace qprof::api

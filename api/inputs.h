@@ -1,8 +1,8 @@
-// Inputs of `qprof analyze` and `qprof diff`: traces of any kind, Profile JSON reports,
-// and the known kernels of our registry handed to analysis as plain data (analysis does
-// not depend on kernels/).
-#ifndef QPROF_CLI_ANALYSIS_INPUTS_H_
-#define QPROF_CLI_ANALYSIS_INPUTS_H_
+// The inputs qprof's operations read: traces of any kind, partial profiles and Profile JSON
+// reports, and the known kernels of our registry handed to analysis as plain data
+// (analysis/ does not depend on kernels/).
+#ifndef QPROF_API_INPUTS_H_
+#define QPROF_API_INPUTS_H_
 
 #include <string>
 #include <vector>
@@ -14,7 +14,7 @@
 #include "proto/profile.pb.h"
 #include "proto/trace.pb.h"
 
-namespace qprof::cli {
+namespace qprof::api {
 
 // Any trace qprof reads (.qtrace, nsys SQLite, Kineto JSON, ncu CSV), by content.
 absl::StatusOr<proto::Trace> LoadTraceInput(const std::string& path);
@@ -35,6 +35,9 @@ absl::StatusOr<aggregate::ProfileState> AccumulateInputs(const std::vector<std::
 // "schema_version" and no "traceEvents" near its start).
 bool LooksLikeProfileJson(const std::string& path);
 
+// A Profile JSON report read back (`qprof analyze --json` of an earlier run).
+absl::StatusOr<proto::Profile> ReadProfileReport(const std::string& path);
+
 // A Profile: read back from a Profile JSON report, or analysed from a trace or a partial
 // profile.
 absl::StatusOr<proto::Profile> LoadProfileInput(const std::string& path,
@@ -43,6 +46,6 @@ absl::StatusOr<proto::Profile> LoadProfileInput(const std::string& path,
 // Our kernels (kernels/registry) as classification entries.
 std::vector<classify::KnownKernel> RegistryKnownKernels();
 
-}  // namespace qprof::cli
+}  // namespace qprof::api
 
-#endif  // QPROF_CLI_ANALYSIS_INPUTS_H_
+#endif  // QPROF_API_INPUTS_H_

@@ -1,9 +1,8 @@
-#include "cli/model_run.h"
+#include "api/model_run.h"
 
 #include <map>
 #include <set>
 
-#include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "analysis/devices/device_specs.h"
@@ -18,7 +17,7 @@
 #include "proto/trace_io.h"
 #include "runtime/plan.h"
 
-namespace qprof::cli {
+namespace qprof::api {
 namespace {
 
 absl::StatusOr<const devices::DeviceSpec*> FindTarget(const std::string& name) {
@@ -159,18 +158,6 @@ std::string ModelRunReport(const ModelRunResult& result, const std::string& targ
   return out;
 }
 
-void AddModelOptions(CLI::App* cmd, ModelCliOptions& options) {
-  cmd->add_option("--target", options.target,
-                  "GPU of the spec table to model (qprof devices): the target of --backend "
-                  "model, and of the modelled projection and the roofline ceilings of a cpu "
-                  "run")
-      ->capture_default_str();
-  cmd->add_option("--model-param", options.param_overrides,
-                  "Override model parameters: name=value[,name=value...] (see docs/model.md)");
-  cmd->add_flag("--no-model-projection", options.no_projection,
-                "With --backend cpu: do not add the modelled projection for --target");
-}
-
 namespace {
 
 std::vector<std::string> Paths(const ModelRunResult& result) {
@@ -183,12 +170,12 @@ std::vector<std::string> Paths(const ModelRunResult& result) {
 
 }  // namespace
 
-absl::StatusOr<std::vector<std::string>> RunModelBackend(const runtime::RunOptions& base,
-                                                         const std::string& format,
-                                                         const std::string& moe_backend,
-                                                         const ModelCliOptions& options,
-                                                         const std::string& out_dir,
-                                                         const std::string& command_line) {
+absl::StatusOr<ModelRunFiles> RunModelBackend(const runtime::RunOptions& base,
+                                              const std::string& format,
+                                              const std::string& moe_backend,
+                                              const ModelProjectionOptions& options,
+                                              const std::string& out_dir,
+                                              const std::string& command_line) {
   ModelRunRequest request;
   request.base = base;
   request.base.steps = 1;  // one modelled step; the plan is for step 0
@@ -198,16 +185,15 @@ absl::StatusOr<std::vector<std::string>> RunModelBackend(const runtime::RunOptio
   request.out_dir = out_dir;
   request.command_line = command_line;
   ASSIGN_OR_RETURN(ModelRunResult result, RunModelled(request));
-  fmt::print("{}", ModelRunReport(result, options.target));
-  return Paths(result);
+  return ModelRunFiles{Paths(result), ModelRunReport(result, options.target)};
 }
 
-absl::StatusOr<std::vector<std::string>> AddModelProjection(const runtime::RunOptions& base,
-                                                            const std::string& format,
-                                                            const ModelCliOptions& options,
-                                                            const std::string& out_dir,
-                                                            const std::string& command_line) {
-  if (options.no_projection) return std::vector<std::string>{};
+absl::StatusOr<ModelRunFiles> AddModelProjection(const runtime::RunOptions& base,
+                                                 const std::string& format,
+                                                 const ModelProjectionOptions& options,
+                                                 const std::string& out_dir,
+                                                 const std::string& command_line) {
+  if (options.no_projection) return ModelRunFiles{};
   ModelRunRequest request;
   request.base = base;
   request.base.steps = 1;
@@ -221,8 +207,7 @@ absl::StatusOr<std::vector<std::string>> AddModelProjection(const runtime::RunOp
   request.file_suffix = absl::StrCat(".model-", target->key);
   request.command_line = command_line;
   ASSIGN_OR_RETURN(ModelRunResult result, RunModelled(request));
-  fmt::print("\n{}", ModelRunReport(result, options.target));
-  return Paths(result);
+  return ModelRunFiles{Paths(result), "\n" + ModelRunReport(result, options.target)};
 }
 
-}  // namespace qprof::cli
+}  // namespace qprof::api

@@ -1,4 +1,4 @@
-#include "cli/format_path_split.h"
+#include "api/format_path_split.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,7 +9,7 @@
 #include "fmt/core.h"
 #include "fmt/format.h"
 
-namespace qprof::cli {
+namespace qprof::api {
 namespace {
 
 absl::StatusOr<RatioSummary> Ratios(const std::vector<double>& num, const std::vector<double>& den) {
@@ -179,4 +179,4 @@ std::string FormatSplitJson(const FormatPathSplit& s) {
   return out;
 }
 
-}  // namespace qprof::cli
+}  // namespace qprof::api

@@ -1,14 +1,14 @@
-#include "cli/run_reports.h"
+#include "api/run_reports.h"
 
 #include <algorithm>
+#include <functional>
 
 #include "absl/strings/str_cat.h"
 #include "analysis/analyze.h"
 #include "analysis/diff/diff.h"
 #include "base/absl_fmt.h"
 #include "base/status_macros.h"
-#include "cli/analysis_inputs.h"
-#include "cli/command.h"
+#include "api/inputs.h"
 #include "fmt/core.h"
 #include "proto/trace_io.h"
 #include "reports/common/format.h"
@@ -16,7 +16,7 @@
 #include "reports/json/json_report.h"
 #include "reports/perfetto/perfetto_export.h"
 
-namespace qprof::cli {
+namespace qprof::api {
 namespace {
 
 std::string Join(const std::string& dir, const std::string& name) {
@@ -35,13 +35,7 @@ std::string Stem(const std::string& path) {
   return base;
 }
 
-void Stage(const std::string& what) {
-  if (StderrIsTty()) {
-    fmt::print(stderr, "\r\x1b[2K{}", what);
-  } else {
-    fmt::print(stderr, "{}\n", what);
-  }
-}
+using StageFn = std::function<void(const std::string&)>;
 
 struct Written {
   proto::Profile profile;
@@ -50,12 +44,12 @@ struct Written {
 
 absl::StatusOr<Written> AnalyzeAndWrite(const proto::Trace& trace, const std::string& label,
                                         const std::string& stem, const std::string& out_dir,
-                                        const std::string& device = "") {
+                                        const std::string& device, const StageFn& stage) {
   AnalyzeOptions options;
   options.known_kernels = RegistryKnownKernels();
   options.label = label;
   options.device = device;
-  Stage(absl::StrCat("analysing ", stem, " ..."));
+  if (stage) stage(absl::StrCat("analysing ", stem, " ..."));
   ASSIGN_OR_RETURN(proto::Profile profile, Analyze({trace}, options));
   Written w;
   const std::string json = Join(out_dir, stem + ".json");
@@ -75,24 +69,15 @@ absl::StatusOr<Written> AnalyzeAndWrite(const proto::Trace& trace, const std::st
 
 }  // namespace
 
-std::string RunProgressLine(const std::string& format, int index, int count, int step, int steps,
-                            int width) {
-  const std::string head = fmt::format("[{}/{} {}] ", index + 1, count, format);
-  const std::string tail = fmt::format(" step {}/{}", step, steps);
-  const int cells = std::max(10, width - static_cast<int>(head.size() + tail.size()) - 2);
-  const int done = steps > 0 ? static_cast<int>(static_cast<long long>(cells) * step / steps) : 0;
-  return head + "[" + std::string(static_cast<size_t>(std::clamp(done, 0, cells)), '#') +
-         std::string(static_cast<size_t>(cells - std::clamp(done, 0, cells)), '.') + "]" + tail;
-}
-
-absl::Status WriteRunReports(const std::vector<FormatRunOutput>& runs,
-                             const std::vector<std::string>& projection_traces,
-                             const std::string& out_dir, std::FILE* out,
-                             const std::string& ceiling_device) {
+absl::StatusOr<std::string> WriteRunReports(const std::vector<FormatRunOutput>& runs,
+                                            const std::vector<std::string>& projection_traces,
+                                            const std::string& out_dir,
+                                            const std::string& ceiling_device,
+                                            const StageFn& stage) {
   std::vector<Written> measured;
   for (const FormatRunOutput& r : runs) {
     ASSIGN_OR_RETURN(Written w,
-                     AnalyzeAndWrite(r.trace, r.format, r.format, out_dir, ceiling_device));
+                     AnalyzeAndWrite(r.trace, r.format, r.format, out_dir, ceiling_device, stage));
     measured.push_back(std::move(w));
   }
   // The modelled projection (host runs only): analysed and written like the measured runs.
@@ -100,7 +85,8 @@ absl::Status WriteRunReports(const std::vector<FormatRunOutput>& runs,
   for (const std::string& path : projection_traces) {
     ASSIGN_OR_RETURN(proto::Trace t, ReadTrace(path));
     const std::string stem = Stem(path);
-    ASSIGN_OR_RETURN(Written w, AnalyzeAndWrite(t, stem.substr(0, stem.find('.')), stem, out_dir));
+    ASSIGN_OR_RETURN(Written w, AnalyzeAndWrite(t, stem.substr(0, stem.find('.')), stem,
+                                                out_dir, "", stage));
     modelled.push_back(std::move(w));
   }
   std::vector<std::string> diff_files;
@@ -118,7 +104,7 @@ absl::Status WriteRunReports(const std::vector<FormatRunOutput>& runs,
     diff_files.push_back(Join(out_dir, stem + ".html"));
   }
   if (have_diff) {
-    Stage("writing the diff ...");
+    if (stage) stage("writing the diff ...");
     diff = diff::DiffProfiles(measured[0].profile, measured[1].profile);
     RETURN_IF_ERROR(reports::WriteDiffJson(diff, Join(out_dir, "diff.json")));
     reports::DiffHtmlInputs in{&measured[0].profile, &measured[1].profile};
@@ -129,41 +115,40 @@ absl::Status WriteRunReports(const std::vector<FormatRunOutput>& runs,
     RETURN_IF_ERROR(reports::WriteDiffHtml(diff, Join(out_dir, "diff.html"), in, hopt));
     diff_files.insert(diff_files.begin(), {Join(out_dir, "diff.json"), Join(out_dir, "diff.html")});
   }
-  if (StderrIsTty()) fmt::print(stderr, "\r\x1b[2K");
-
+  std::string text;
   // Where the files are, one line per stem: "mxfp4.{qtrace,json,html,perfetto.json}".
-  fmt::print(out, "\nReports in {}/\n", out_dir);
+  text += fmt::format("\nReports in {}/\n", out_dir);
   for (const auto& r : runs) {
-    fmt::print(out, "  {}.{{qtrace,json,html,perfetto.json}}\n", Stem(r.trace_path));
+    text += fmt::format("  {}.{{qtrace,json,html,perfetto.json}}\n", Stem(r.trace_path));
   }
   for (const auto& path : projection_traces) {
-    fmt::print(out, "  {}.{{qtrace,json,html,perfetto.json}}  (modelled)\n", Stem(path));
+    text += fmt::format("  {}.{{qtrace,json,html,perfetto.json}}  (modelled)\n", Stem(path));
   }
   for (size_t i = 0; i < diff_files.size(); i += 2) {
     const std::string& json = diff_files[i];
     const std::string stem = json.substr(out_dir.size() + 1, json.size() - out_dir.size() - 6);
-    fmt::print(out, "  {}.{{json,html}}{}\n", stem, i == 0 && have_diff ? "  <- start here" : "");
+    text += fmt::format("  {}.{{json,html}}{}\n", stem, i == 0 && have_diff ? "  <- start here" : "");
   }
   if (have_diff) {
     const bool host = diff.a().provenance().find("host") != std::string::npos;
     const bool modelled = diff.a().provenance().rfind("modelled", 0) == 0;
-    fmt::print(out, "\nDiff ({} vs {}{}):\n", diff.a().label(), diff.b().label(),
+    text += fmt::format("\nDiff ({} vs {}{}):\n", diff.a().label(), diff.b().label(),
                host       ? ", times measured on the host CPU, not a GPU"
                : modelled ? std::string(", modelled (not measured)")
                           : "");
-    for (const auto& line : reports::DiffHeadlines(diff)) fmt::print(out, "  > {}\n", line);
+    for (const auto& line : reports::DiffHeadlines(diff)) text += fmt::format("  > {}\n", line);
     if (have_model_diff) {
-      fmt::print(out, "Modelled on {} (a projection, not a measurement):\n",
+      text += fmt::format("Modelled on {} (a projection, not a measurement):\n",
                  model_diff.a().device());
       for (const auto& line : reports::DiffHeadlines(model_diff)) {
-        fmt::print(out, "  > {}\n", line);
+        text += fmt::format("  > {}\n", line);
       }
     }
-    fmt::print(out, "Open {} in a browser.\n", Join(out_dir, "diff.html"));
+    text += fmt::format("Open {} in a browser.\n", Join(out_dir, "diff.html"));
   } else if (!runs.empty()) {
-    fmt::print(out, "Open {} in a browser.\n", Join(out_dir, Stem(runs[0].trace_path) + ".html"));
+    text += fmt::format("Open {} in a browser.\n", Join(out_dir, Stem(runs[0].trace_path) + ".html"));
   }
-  return absl::OkStatus();
+  return text;
 }
 
-}  // namespace qprof::cli
+}  // namespace qprof::api

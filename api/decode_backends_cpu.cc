@@ -2,10 +2,10 @@
 #include <memory>
 #include <vector>
 
-#include "cli/decode_backends.h"
+#include "api/decode_backends.h"
 #include "runtime/cpu_backend.h"
 
-namespace qprof::cli {
+namespace qprof::api {
 
 std::vector<std::unique_ptr<runtime::DecodeBackend>> MakeDecodeBackends() {
   std::vector<std::unique_ptr<runtime::DecodeBackend>> out;
@@ -13,4 +13,4 @@ std::vector<std::unique_ptr<runtime::DecodeBackend>> MakeDecodeBackends() {
   return out;
 }
 
-}  // namespace qprof::cli
+}  // namespace qprof::api

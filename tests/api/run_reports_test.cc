@@ -1,7 +1,6 @@
-// The report-writing half of `qprof run` (cli/run_reports.h) on two small traces.
-#include "cli/run_reports.h"
+// The report-writing half of `qprof run` (api/run_reports.h) on two small traces.
+#include "api/run_reports.h"
 
-#include <cstdio>
 #include <filesystem>
 #include <string>
 
@@ -10,7 +9,7 @@
 #include "reports/json/json_report.h"
 #include "tests/reports/fixtures.h"
 
-namespace qprof::cli {
+namespace qprof::api {
 namespace {
 
 namespace fs = std::filesystem;
@@ -27,14 +26,6 @@ proto::Trace TraceFor(const std::string& format) {
   return t;
 }
 
-std::string ReadAll(std::FILE* f) {
-  std::rewind(f);
-  std::string s;
-  char buf[4096];
-  for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) s.append(buf, n);
-  return s;
-}
-
 TEST(RunReportsTest, WritesEveryFileAndSaysWhere) {
   const fs::path dir = fs::temp_directory_path() / ("qprof_run_reports_" + std::to_string(::getpid()));
   fs::remove_all(dir);
@@ -43,12 +34,13 @@ TEST(RunReportsTest, WritesEveryFileAndSaysWhere) {
   for (const char* f : {"mxfp4", "nvfp4"}) {
     runs.push_back({f, TraceFor(f), (dir / (std::string(f) + ".qtrace")).string()});
   }
-  std::FILE* out = std::tmpfile();
-  ASSERT_NE(out, nullptr);
-  absl::Status st = WriteRunReports(runs, {}, dir.string(), out);
-  ASSERT_TRUE(st.ok()) << st;
-  const std::string text = ReadAll(out);
-  std::fclose(out);
+  std::vector<std::string> stages;
+  absl::StatusOr<std::string> st =
+      WriteRunReports(runs, {}, dir.string(), "", [&](const std::string& s) { stages.push_back(s); });
+  ASSERT_TRUE(st.ok()) << st.status();
+  const std::string text = *st;
+  EXPECT_EQ(stages, (std::vector<std::string>{"analysing mxfp4 ...", "analysing nvfp4 ...",
+                                              "writing the diff ..."}));
   for (const char* name : {"mxfp4.json", "mxfp4.html", "mxfp4.perfetto.json", "nvfp4.json",
                            "nvfp4.html", "nvfp4.perfetto.json", "diff.json", "diff.html"}) {
     EXPECT_TRUE(fs::exists(dir / name)) << name;
@@ -75,23 +67,14 @@ TEST(RunReportsTest, OneFormatWritesNoDiff) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   std::vector<FormatRunOutput> runs = {{"nvfp4", TraceFor("nvfp4"), (dir / "nvfp4.qtrace").string()}};
-  std::FILE* out = std::tmpfile();
-  ASSERT_TRUE(WriteRunReports(runs, {}, dir.string(), out).ok());
-  const std::string text = ReadAll(out);
-  std::fclose(out);
+  absl::StatusOr<std::string> st = WriteRunReports(runs, {}, dir.string());
+  ASSERT_TRUE(st.ok()) << st.status();
+  const std::string text = *st;
   EXPECT_NE(text.find("nvfp4.html in a browser"), std::string::npos) << text;
   EXPECT_TRUE(fs::exists(dir / "nvfp4.html"));
   EXPECT_FALSE(fs::exists(dir / "diff.html"));
   fs::remove_all(dir);
 }
 
-TEST(RunReportsTest, ProgressLineFillsWithTheSteps) {
-  EXPECT_EQ(RunProgressLine("mxfp4", 0, 2, 0, 8, 40),
-            "[1/2 mxfp4] [" + std::string(17, '.') + "] step 0/8");
-  EXPECT_EQ(RunProgressLine("nvfp4", 1, 2, 8, 8, 40),
-            "[2/2 nvfp4] [" + std::string(17, '#') + "] step 8/8");
-  EXPECT_EQ(RunProgressLine("nvfp4", 1, 2, 4, 8, 40).size(), 40u);
-}
-
 }  // namespace
-}  // namespace qprof::cli
+}  // namespace qprof::api

@@ -4,18 +4,19 @@
 //   diff.json, diff.html                                  when two formats ran (A = first)
 // and, when a modelled GPU projection was written beside host measurements, the same per
 // projected trace plus diff.<suffix>.json/.html, shown on the main diff page as modelled.
-// Prints where the files are and the diff's headline.
-#ifndef QPROF_CLI_RUN_REPORTS_H_
-#define QPROF_CLI_RUN_REPORTS_H_
+// Returns the text that says where the files are and the diff's headline, for the caller to
+// print.
+#ifndef QPROF_API_RUN_REPORTS_H_
+#define QPROF_API_RUN_REPORTS_H_
 
-#include <cstdio>
+#include <functional>
 #include <string>
 #include <vector>
 
-#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "proto/trace.pb.h"
 
-namespace qprof::cli {
+namespace qprof::api {
 
 struct FormatRunOutput {
   std::string format;      // "mxfp4", "nvfp4"
@@ -27,16 +28,12 @@ struct FormatRunOutput {
 // paired by format in the order given. `ceiling_device`: spec-table device for the rooflines
 // of `runs` (`qprof run --target`, so host-CPU reports and the projection name one GPU);
 // "" = the analyzer's default (the trace's own device, else kDefaultProjectionDevice).
-absl::Status WriteRunReports(const std::vector<FormatRunOutput>& runs,
-                             const std::vector<std::string>& projection_traces,
-                             const std::string& out_dir, std::FILE* out,
-                             const std::string& ceiling_device = "");
+// `stage` gets a line as each stage starts ("analysing mxfp4 ...").
+absl::StatusOr<std::string> WriteRunReports(
+    const std::vector<FormatRunOutput>& runs, const std::vector<std::string>& projection_traces,
+    const std::string& out_dir, const std::string& ceiling_device = "",
+    const std::function<void(const std::string&)>& stage = {});
 
-// One line of the progress display for decode step `step` of `steps` of format number
-// `index` (0-based) of `count`: "[1/2 mxfp4] [#######.......]  step 3/8". Fits `width`.
-std::string RunProgressLine(const std::string& format, int index, int count, int step,
-                            int steps, int width = 60);
+}  // namespace qprof::api
 
-}  // namespace qprof::cli
-
-#endif  // QPROF_CLI_RUN_REPORTS_H_
+#endif  // QPROF_API_RUN_REPORTS_H_

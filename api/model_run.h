@@ -12,8 +12,8 @@
 //                             comparison with published figures, and every assumption
 // `suffix` is "" for --backend model and ".model-<target>" for the projection beside a
 // measured run, so reports can tell the two apart by name as well as by provenance.
-#ifndef QPROF_CLI_MODEL_RUN_H_
-#define QPROF_CLI_MODEL_RUN_H_
+#ifndef QPROF_API_MODEL_RUN_H_
+#define QPROF_API_MODEL_RUN_H_
 
 #include <string>
 #include <utility>
@@ -25,11 +25,7 @@
 #include "proto/trace.pb.h"
 #include "runtime/run.h"
 
-namespace CLI {
-class App;
-}  // namespace CLI
-
-namespace qprof::cli {
+namespace qprof::api {
 
 // The analyzer's default ceiling device for host-CPU traces too (one constant).
 inline constexpr const char* kDefaultModelTarget = devices::kDefaultProjectionDevice;
@@ -78,37 +74,41 @@ absl::StatusOr<ModelRunResult> RunModelled(const ModelRunRequest& request);
 // that says the figures are modelled and for which target.
 std::string ModelRunReport(const ModelRunResult& result, const std::string& target);
 
-// The options `qprof run` adds for modelled runs, and the two entry points it calls, so
-// that run_command.cc needs only a few lines:
-//   AddModelOptions(cmd, args->model);                         // at registration
-//   if (o.backend == "model") return RunModelBackend(...);     // --backend model
-//   RETURN_IF_ERROR(AddModelProjection(...));                  // after a cpu run
-struct ModelCliOptions {
+// The options of `qprof run` for modelled runs (--target, --model-param,
+// --no-model-projection), and the two entry points run uses:
+//   --backend model: RunModelBackend (the modelled run is the run);
+//   after a cpu run: AddModelProjection (the same workload on --target, beside it).
+struct ModelProjectionOptions {
   std::string target = kDefaultModelTarget;
   std::string param_overrides;
   bool no_projection = false;
 };
-void AddModelOptions(CLI::App* cmd, ModelCliOptions& options);
+
+// The traces a modelled run wrote and its table (ModelRunReport), for the caller to print.
+struct ModelRunFiles {
+  std::vector<std::string> trace_paths;
+  std::string report;
+};
 
 // --backend model: models each format of `format` ("mxfp4", "nvfp4", "both") with the
 // MoE backend(s) of `moe_backend` (a comma list is allowed), writes <format>.qtrace and
-// the summary into out_dir, prints the table. Returns the written trace paths.
-absl::StatusOr<std::vector<std::string>> RunModelBackend(const runtime::RunOptions& base,
-                                                         const std::string& format,
-                                                         const std::string& moe_backend,
-                                                         const ModelCliOptions& options,
-                                                         const std::string& out_dir,
-                                                         const std::string& command_line);
+// the summary into out_dir.
+absl::StatusOr<ModelRunFiles> RunModelBackend(const runtime::RunOptions& base,
+                                              const std::string& format,
+                                              const std::string& moe_backend,
+                                              const ModelProjectionOptions& options,
+                                              const std::string& out_dir,
+                                              const std::string& command_line);
 
 // After a host (cpu backend) run: the same workload modelled on the default target,
-// written as <format>.model-<target>.qtrace beside the measured traces and printed with a
-// "MODELLED" title. Nothing when options.no_projection. Returns the written trace paths.
-absl::StatusOr<std::vector<std::string>> AddModelProjection(const runtime::RunOptions& base,
-                                                            const std::string& format,
-                                                            const ModelCliOptions& options,
-                                                            const std::string& out_dir,
-                                                            const std::string& command_line);
+// written as <format>.model-<target>.qtrace beside the measured traces, its table titled
+// "MODELLED". Nothing when options.no_projection.
+absl::StatusOr<ModelRunFiles> AddModelProjection(const runtime::RunOptions& base,
+                                                 const std::string& format,
+                                                 const ModelProjectionOptions& options,
+                                                 const std::string& out_dir,
+                                                 const std::string& command_line);
 
-}  // namespace qprof::cli
+}  // namespace qprof::api
 
-#endif  // QPROF_CLI_MODEL_RUN_H_
+#endif  // QPROF_API_MODEL_RUN_H_

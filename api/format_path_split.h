@@ -14,8 +14,8 @@
 // (three runs once gave 1.73x, 1.95x and 1.89x).
 //
 // When both formats select the same path only "format alone" exists; the split says so.
-#ifndef QPROF_CLI_FORMAT_PATH_SPLIT_H_
-#define QPROF_CLI_FORMAT_PATH_SPLIT_H_
+#ifndef QPROF_API_FORMAT_PATH_SPLIT_H_
+#define QPROF_API_FORMAT_PATH_SPLIT_H_
 
 #include <functional>
 #include <string>
@@ -25,7 +25,7 @@
 #include "runtime/decode_backend.h"
 #include "runtime/run.h"
 
-namespace qprof::cli {
+namespace qprof::api {
 
 // Median and range of one ratio over the repetitions.
 struct RatioSummary {
@@ -77,6 +77,6 @@ std::string FormatSplitText(const FormatPathSplit& s);
 // every tokens/s figure and each ratio's values, median, min, max and spread.
 std::string FormatSplitJson(const FormatPathSplit& s);
 
-}  // namespace qprof::cli
+}  // namespace qprof::api
 
-#endif  // QPROF_CLI_FORMAT_PATH_SPLIT_H_
+#endif  // QPROF_API_FORMAT_PATH_SPLIT_H_

@@ -1,12 +1,12 @@
 // The format/path split's arithmetic on known tokens/s figures (the runs themselves are
 // covered by cli_run_split_test, which runs the command on the CPU backend).
-#include "cli/format_path_split.h"
+#include "api/format_path_split.h"
 
 #include <string>
 
 #include "gtest/gtest.h"
 
-namespace qprof::cli {
+namespace qprof::api {
 namespace {
 
 SplitSamples ThreeRepetitions() {
@@ -101,4 +101,4 @@ TEST(FormatPathSplitTest, BadSeriesAreRefused) {
 }
 
 }  // namespace
-}  // namespace qprof::cli
+}  // namespace qprof::api

@@ -1,8 +1,8 @@
 // Pieces of `qprof record` that do not run anything: finding the injection library,
 // reading `ldd` output, the child's environment, and which trace files a run wrote.
 // Kept apart from record_command.cc so they are tested without a GPU or a child process.
-#ifndef QPROF_CLI_RECORD_SUPPORT_H_
-#define QPROF_CLI_RECORD_SUPPORT_H_
+#ifndef QPROF_API_RECORD_SUPPORT_H_
+#define QPROF_API_RECORD_SUPPORT_H_
 
 #include <map>
 #include <set>
@@ -11,7 +11,7 @@
 
 #include "absl/status/statusor.h"
 
-namespace qprof::cli {
+namespace qprof::api {
 
 inline constexpr char kInjectLibraryName[] = "libqprof_inject.so";
 
@@ -62,6 +62,6 @@ struct RunTraces {
 };
 RunTraces ListRunTraces(const std::string& dir, const std::string& token, bool metrics);
 
-}  // namespace qprof::cli
+}  // namespace qprof::api
 
-#endif  // QPROF_CLI_RECORD_SUPPORT_H_
+#endif  // QPROF_API_RECORD_SUPPORT_H_

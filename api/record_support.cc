@@ -1,4 +1,4 @@
-#include "cli/record_support.h"
+#include "api/record_support.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -13,7 +13,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 
-namespace qprof::cli {
+namespace qprof::api {
 namespace {
 
 bool IsFile(const std::string& path) {
@@ -129,4 +129,4 @@ RunTraces ListRunTraces(const std::string& dir, const std::string& token, bool m
   return out;
 }
 
-}  // namespace qprof::cli
+}  // namespace qprof::api

@@ -1,0 +1,264 @@
+#include "api/record.h"
+
+#include <dlfcn.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "analysis/analyze.h"
+#include "api/record_support.h"
+#include "base/absl_fmt.h"
+#include "base/file_util.h"
+#include "base/status_macros.h"
+#include "fmt/core.h"
+#ifdef QPROF_API_WITH_CUDA
+#include "profiler/cupti/metrics_join.h"
+#endif
+#include "proto/trace_io.h"
+
+namespace qprof::api {
+namespace {
+
+std::string ExeDir() {
+  std::error_code ec;
+  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string(".") : exe.parent_path().string();
+}
+
+std::string RunCapture(const std::string& command) {
+  std::string out;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return out;
+  std::array<char, 4096> buf;
+  while (fgets(buf.data(), buf.size(), pipe) != nullptr) out += buf.data();
+  pclose(pipe);
+  return out;
+}
+
+// True when `command` (a path or a name found on PATH) is the running qprof binary.
+bool IsThisBinary(const std::string& command) {
+  std::string path = command;
+  if (command.find('/') == std::string::npos) {
+    path = RunCapture("command -v '" + command + "' 2>/dev/null");
+    while (!path.empty() && (path.back() == '\n' || path.back() == ' ')) path.pop_back();
+  }
+  std::error_code ec;
+  return !path.empty() &&
+         std::filesystem::equivalent(path, "/proc/self/exe", ec) && !ec;
+}
+
+// Waits for processes reparented to us (we are their subreaper), for up to `seconds`.
+// Returns how many were still running at the end.
+int WaitForOrphans(int seconds) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  for (;;) {
+    int status = 0;
+    const pid_t done = waitpid(-1, &status, WNOHANG);
+    if (done < 0 && errno == ECHILD) return 0;  // none left
+    if (done > 0) continue;
+    if (std::chrono::steady_clock::now() >= deadline) {
+      int left = 0;
+      // Count without waiting: the ones still there are not ours to stop.
+      while (waitpid(-1, &status, WNOHANG) == 0 && left == 0) ++left;
+      return left;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+// Runs the command with `env` added; returns its exit status (128+signal if killed).
+absl::StatusOr<int> RunChild(const std::vector<std::string>& command,
+                             const std::map<std::string, std::string>& env, const NoteFn& note) {
+  // Orphaned descendants (a forked worker outliving the command) come back to us.
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  pid_t pid = fork();
+  if (pid < 0) return absl::InternalError("fork failed");
+  if (pid == 0) {
+    for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
+    std::vector<char*> argv;
+    for (const std::string& a : command) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execvp(argv[0], argv.data());
+    std::fprintf(stderr, "qprof: error: cannot run %s: %s\n", argv[0], std::strerror(errno));
+    _exit(127);
+  }
+  // Ctrl-C goes to the child (same process group); we wait for it and still summarise.
+  struct sigaction ignore = {}, old_int = {}, old_quit = {};
+  ignore.sa_handler = SIG_IGN;
+  sigaction(SIGINT, &ignore, &old_int);
+  sigaction(SIGQUIT, &ignore, &old_quit);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WaitForOrphans(kOrphanWaitS) > 0 && note) {
+    note(fmt::format("processes started by {} were still running {} s after it ended; their "
+                     "traces are not finished", command[0], kOrphanWaitS));
+  }
+  prctl(PR_SET_CHILD_SUBREAPER, 0);
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGQUIT, &old_quit, nullptr);
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 1;
+}
+
+absl::Status JoinMetricsPass(const std::set<std::string>& traces,
+                             const std::set<std::string>& metric_files) {
+#ifdef QPROF_API_WITH_CUDA
+  // Match processes of the two runs by their order of start; with a different number of
+  // processes, every trace gets the metrics of all processes (joined by kernel name).
+  std::vector<proto::Trace> metrics;
+  for (const std::string& f : metric_files) {
+    ASSIGN_OR_RETURN(proto::Trace t, ReadTrace(f));
+    metrics.push_back(std::move(t));
+  }
+  auto by_start = [](const proto::Trace& a, const proto::Trace& b) {
+    return a.header().run().start_unix_ns() < b.header().run().start_unix_ns();
+  };
+  std::sort(metrics.begin(), metrics.end(), by_start);
+  std::vector<std::pair<std::string, proto::Trace>> runs;
+  for (const std::string& f : traces) {
+    ASSIGN_OR_RETURN(proto::Trace t, ReadTrace(f));
+    runs.emplace_back(f, std::move(t));
+  }
+  std::sort(runs.begin(), runs.end(),
+            [&](const auto& a, const auto& b) { return by_start(a.second, b.second); });
+  proto::Trace merged;
+  for (const proto::Trace& m : metrics) {
+    merged.mutable_header()->mutable_collector()->MergeFrom(m.header().collector());
+    for (const proto::Activity& a : m.activities()) *merged.add_activities() = a;
+  }
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const proto::Trace& source = metrics.size() == runs.size() ? metrics[i] : merged;
+    profiler::cupti::JoinKernelMetrics(source, &runs[i].second);
+    RETURN_IF_ERROR(WriteTrace(runs[i].second, runs[i].first));
+  }
+  return absl::OkStatus();
+#else
+  (void)traces;
+  (void)metric_files;
+  return absl::UnimplementedError("metrics join needs a CUDA build");
+#endif
+}
+
+}  // namespace
+
+absl::StatusOr<RecordResult> Record(const RecordRequest& o) {
+#ifndef QPROF_API_WITH_CUDA
+  return absl::FailedPreconditionError(
+      "this qprof was built without CUDA (QPROF_CUDA=OFF): `record` needs libqprof_inject.so "
+      "and CUPTI; rebuild with -DQPROF_CUDA=ON");
+#endif
+  auto note = [&o](const std::string& line) {
+    if (o.on_note) o.on_note(line);
+  };
+  if (o.command.empty()) {
+    return absl::InvalidArgumentError("nothing to run: use qprof record [options] CMD ARGS...");
+  }
+
+  if (o.duration_s < 0) return absl::InvalidArgumentError("--duration must be positive");
+  // Where CMake built libqprof_inject.so, looked at after the install paths.
+#ifdef QPROF_INJECT_BUILD_PATH
+  const std::string build_path = QPROF_INJECT_BUILD_PATH;
+#else
+  const std::string build_path;
+#endif
+  // qprof run --backend cuda runs its own CUPTI collector in-process; CUPTI takes one
+  // subscriber per process, so the injected one and qprof's would shut each other out.
+  if (IsThisBinary(o.command[0])) {
+    return absl::InvalidArgumentError(
+        "qprof cannot be recorded by itself: use qprof run --backend cuda, which runs the "
+        "CUPTI collector in-process");
+  }
+  ASSIGN_OR_RETURN(std::string inject, FindInjectLibrary(ExeDir(), build_path));
+  LddResult ldd = ParseLdd(RunCapture("ldd '" + inject + "' 2>&1"));
+  RETURN_IF_ERROR(CheckDependencies(inject, ldd));
+  if (dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL) == nullptr) {
+    return absl::UnavailableError(
+        "no NVIDIA driver on this machine (libcuda.so.1 cannot be loaded): nothing to record; "
+        "run qprof record where the GPU is, or import an existing trace with qprof analyze");
+  }
+  RETURN_IF_ERROR(MakeDirs(o.out_dir));
+  // QPROF_RECORD_NO_NVTX=1 leaves NVTX alone (CUDA 13.0 can crash in nvtxNameOsThreadA
+  // when CUPTI handles NVTX); kernels then have no NVTX path.
+  RecordEnvOptions env;
+  env.inject_library = inject;
+  env.nvtx = std::getenv("QPROF_RECORD_NO_NVTX") == nullptr;
+  env.cupti_library = ldd.found.count("libcupti.so.13") ? ldd.found.at("libcupti.so.13") : "";
+  env.out_dir = AbsolutePath(o.out_dir);
+  env.run_token = NewRunToken();
+  env.duration_s = o.duration_s;
+
+  note(fmt::format("recording {} (traces in {}, run {})", o.command[0], env.out_dir,
+                   env.run_token));
+  ASSIGN_OR_RETURN(int code, RunChild(o.command, RecordEnvironment(env), o.on_note));
+  const RunTraces traces = ListRunTraces(env.out_dir, env.run_token, false);
+  if (traces.complete.empty() && traces.cut.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the command wrote no trace (exit status ", code, "): it never initialised CUDA, or "
+        "the CUDA driver did not load ", inject, " (see the qprof[inject] lines above)"));
+  }
+  if (o.metrics) {
+    note("metrics pass: running the command again with hardware counters (kernel replay, "
+         "slower)");
+    env.metrics_pass = true;
+    ASSIGN_OR_RETURN(int mcode, RunChild(o.command, RecordEnvironment(env), o.on_note));
+    if (mcode != 0) note(fmt::format("metrics pass exited with status {}", mcode));
+    const RunTraces metric_files = ListRunTraces(env.out_dir, env.run_token, true);
+    if (metric_files.complete.empty()) {
+      note("the metrics pass wrote no metrics; traces have times only");
+    } else {
+      RETURN_IF_ERROR(JoinMetricsPass(traces.complete, metric_files.complete));
+      // The metrics now live in the traces; the pass files have no usable times.
+      for (const std::string& f : metric_files.complete) std::remove(f.c_str());
+      note(fmt::format("joined {} metrics pass file(s) into the traces",
+                       metric_files.complete.size()));
+    }
+    for (const std::string& f : metric_files.cut) std::remove(f.c_str());
+  }
+  RecordResult result;
+  result.exit_code = code;
+  for (const std::set<std::string>* files : {&traces.complete, &traces.cut}) {
+    for (const std::string& f : *files) {
+      ASSIGN_OR_RETURN(proto::Trace t, ReadTrace(f));
+      result.traces.emplace_back(f, std::move(t));
+    }
+  }
+  size_t kernels = 0;
+  std::vector<proto::Trace> loaded;
+  for (const auto& [path, t] : result.traces) {
+    for (const proto::Activity& a : t.activities()) {
+      kernels += a.kind() == proto::ACTIVITY_KIND_KERNEL;
+    }
+    loaded.push_back(t);
+  }
+  if (kernels == 0) {
+    result.no_profile_reason =
+        "no GPU kernels were recorded: the command initialised CUDA but launched nothing (or "
+        "nothing could be recorded: see the warnings above)";
+    return result;
+  }
+  absl::StatusOr<proto::Profile> profile = Analyze(loaded, AnalyzeOptions{});
+  if (profile.ok()) {
+    result.profile = *std::move(profile);
+  } else {
+    result.no_profile_reason = absl::StrCat("no analysis: ", profile.status().message());
+  }
+  return result;
+}
+
+}  // namespace qprof::api

@@ -1,0 +1,140 @@
+// analyze, merge and the report staging through the library API, as the command and the
+// Python module call them (api/analyze.h, api/merge.h, api/report_files.h).
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "api/analyze.h"
+#include "api/inputs.h"
+#include "api/merge.h"
+#include "api/report_files.h"
+#include "base/file_util.h"
+#include "gtest/gtest.h"
+
+namespace qprof::api {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string TestDataDir() {
+  if (const char* env = std::getenv("QPROF_TESTDATA"); env && *env) return env;
+  return std::string(QPROF_SOURCE_DIR) + "/../shared/testdata";
+}
+
+std::string Shared(const std::string& rel) {
+  const std::string p = TestDataDir() + "/" + rel;
+  return fs::exists(p) ? p : "";
+}
+
+fs::path TempDir(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / (name + "_" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+TEST(AnalysisApi, PartialThenMergeEqualsAnalyzingTheTracesAtOnce) {
+  const std::string a = Shared("kineto/a100x2_nccl_allreduce.json.gz");
+  const std::string b = Shared("nsys/rtx3080_mock.sqlite");
+  if (a.empty() || b.empty()) GTEST_SKIP() << "shared test data not found at " << TestDataDir();
+  AnalyzeRequest both;
+  both.inputs = {a, b};
+  auto whole = Analyze(both);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  EXPECT_FALSE(whole->from_report);
+  MergeRequest merge;
+  for (const std::string& in : {a, b}) {
+    AnalyzeRequest one;
+    one.inputs = {in};
+    auto partial = AnalyzePartial(one);
+    ASSERT_TRUE(partial.ok()) << partial.status();
+    EXPECT_NE(partial->summary.find("partial profile of 1 traces"), std::string::npos);
+    merge.bytes.push_back(partial->bytes);
+    merge.byte_names.push_back(in);
+  }
+  std::vector<std::string> notes;
+  merge.analysis.on_note = [&](const std::string& s) { notes.push_back(s); };
+  auto merged = Merge(merge);
+  ASSERT_TRUE(merged.ok()) << merged.status();
+  EXPECT_EQ(merged->totals().kernel_time_ns(), whole->profile.totals().kernel_time_ns());
+  EXPECT_EQ(merged->totals().kernel_count(), whole->profile.totals().kernel_count());
+  ASSERT_EQ(merged->kernels_size(), whole->profile.kernels_size());
+  for (int i = 0; i < merged->kernels_size(); ++i) {
+    EXPECT_EQ(merged->kernels(i).name(), whole->profile.kernels(i).name());
+    EXPECT_EQ(merged->kernels(i).time_ns(), whole->profile.kernels(i).time_ns());
+  }
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0].rfind("merged 2 partial profiles", 0), 0u) << notes[0];
+  // A partial that is not one is named in the error.
+  merge.bytes.push_back("not a partial");
+  merge.byte_names.push_back("junk.qprofile");
+  auto bad = Merge(merge);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("junk.qprofile"), std::string::npos) << bad.status();
+}
+
+TEST(AnalysisApi, ProfileJsonIsReadBackAndRefusesWhatNeedsTheTrace) {
+  const std::string trace = Shared("kineto/a100_triton_example.json.gz");
+  if (trace.empty()) GTEST_SKIP() << "shared test data not found at " << TestDataDir();
+  const fs::path dir = TempDir("qprof_api_profile_json");
+  AnalyzeRequest r;
+  r.inputs = {trace};
+  r.perfetto = true;
+  auto first = Analyze(r);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_NE(first->perfetto_json.find("\"traceEvents\""), std::string::npos);
+  ReportFiles files;
+  const std::string json = (dir / "p.json").string();
+  ASSERT_TRUE(StageProfileReports(first->profile, {json, ""}, &files).ok());
+  EXPECT_FALSE(fs::exists(json));  // staged, not yet in place
+  auto written = files.Commit();
+  ASSERT_TRUE(written.ok()) << written.status();
+  ASSERT_EQ(written->size(), 1u);
+  EXPECT_EQ((*written)[0].path, json);
+  ASSERT_TRUE(LooksLikeProfileJson(json));
+
+  AnalyzeRequest back;
+  back.inputs = {json};
+  back.label = "relabelled";
+  auto again = Analyze(back);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE(again->from_report);
+  EXPECT_EQ(again->profile.label(), "relabelled");
+  EXPECT_EQ(again->profile.totals().kernel_time_ns(), first->profile.totals().kernel_time_ns());
+  back.device = "h100";
+  auto refused = Analyze(back);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("--device needs the trace"), std::string::npos)
+      << refused.status();
+  back.device.clear();
+  auto partial = AnalyzePartial(back);
+  ASSERT_FALSE(partial.ok());
+  EXPECT_NE(partial.status().message().find("--partial needs the trace"), std::string::npos);
+  back.inputs.push_back(trace);
+  EXPECT_FALSE(Analyze(back).ok());  // a report cannot be combined with other inputs
+  fs::remove_all(dir);
+}
+
+TEST(AnalysisApi, ReportFilesAreAllOrNone) {
+  const fs::path dir = TempDir("qprof_api_report_files");
+  {
+    ReportFiles files;
+    ASSERT_TRUE(files.Add((dir / "a.json").string(), "{}").ok());
+    ASSERT_TRUE(files.Add("-", "to stdout").ok());
+    EXPECT_FALSE(files.Add("-", "twice").ok());  // one standard output
+    // A report that cannot be staged fails the operation before anything is committed.
+    EXPECT_FALSE(files.Add((dir / "no/such/folder/b.html").string(), "<html>").ok());
+  }  // dropped without Commit, as the command does on an error
+  EXPECT_FALSE(fs::exists(dir / "a.json"));
+  EXPECT_TRUE(fs::is_empty(dir)) << "a staged temporary was left behind";
+  ReportFiles files;
+  ASSERT_TRUE(files.Add((dir / "a.json").string(), "{}").ok());
+  auto w = files.Commit();
+  ASSERT_TRUE(w.ok()) << w.status();
+  EXPECT_TRUE(fs::exists(dir / "a.json"));
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace qprof::api

@@ -1,0 +1,126 @@
+// The regression gate (`qprof diff --max-regression`, analysis/diff/verdict.h) through the
+// API the command calls, on the shared before/after nsys pair: the expected change of the
+// comm role per call is computed here from the raw SQLite tables, not by the analyzer.
+#include <sqlite3.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "api/diff.h"
+#include "gtest/gtest.h"
+
+namespace qprof::api {
+namespace {
+
+std::string TestDataDir() {
+  if (const char* env = std::getenv("QPROF_TESTDATA"); env && *env) return env;
+  return std::string(QPROF_SOURCE_DIR) + "/../shared/testdata";
+}
+
+double Query(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr), SQLITE_OK) << sql;
+  double v = NAN;
+  if (st && sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_double(st, 0);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return v;
+}
+
+// The comm role as the analyzer assigns it, from the raw tables: NCCL kernels by name, and
+// every kernel launched inside an all-to-all NVTX range on the launching thread
+// (analysis/classify/context_rules.cc, "*alltoall*").
+double CommPerCall(const std::string& path) {
+  return Query(
+      path,
+      "WITH c AS (SELECT k.start AS s, k.end AS e FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN "
+      "StringIds sn ON sn.id = k.shortName LEFT JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON "
+      "r.correlationId = k.correlationId AND (r.globalTid >> 24) = (k.globalPid >> 24) WHERE "
+      "sn.value LIKE 'ncclDevKernel%' OR EXISTS (SELECT 1 FROM NVTX_EVENTS n LEFT JOIN "
+      "StringIds t ON t.id = n.textId WHERE n.globalTid = r.globalTid AND n.start <= r.start "
+      "AND (n.end IS NULL OR r.start < n.end) AND lower(coalesce(n.text, t.value)) GLOB "
+      "'*alltoall*')) SELECT CAST(SUM(e - s) AS REAL) / COUNT(*) FROM c");
+}
+
+class DiffGateTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    before_ = TestDataDir() + "/nsys/h100x2_train_before.sqlite";
+    after_ = TestDataDir() + "/nsys/h100x2_train_after.sqlite";
+    if (!std::filesystem::exists(before_) || !std::filesystem::exists(after_)) {
+      GTEST_SKIP() << "shared test data not found at " << TestDataDir()
+                   << " (set QPROF_TESTDATA, or place ../shared/testdata beside the repo)";
+    }
+  }
+  absl::StatusOr<DiffResult> Gate(const std::string& limits) {
+    DiffRequest r;
+    r.a.path = before_;
+    r.b.path = after_;
+    r.max_regression = limits;
+    return Diff(r);
+  }
+  static const proto::RegressionCheck* Check(const proto::DiffVerdict& v, const std::string& k) {
+    for (const auto& c : v.checks()) {
+      if (c.key() == k) return &c;
+    }
+    return nullptr;
+  }
+  std::string before_, after_;
+};
+
+TEST_F(DiffGateTest, TenPercentFailsNamingCommWithItsRawChange) {
+  const double want = 100.0 * (CommPerCall(after_) / CommPerCall(before_) - 1.0);
+  ASSERT_GT(want, 10.0);  // the pair's comm per call grew (185 us -> 226 us)
+  auto r = Gate("10%");
+  ASSERT_TRUE(r.ok()) << r.status();
+  const proto::DiffVerdict& v = r->diff.verdict();
+  EXPECT_EQ(v.unit(), "call");  // neither export records tokens or steps
+  EXPECT_TRUE(v.failed()) << v.summary();
+  EXPECT_EQ(v.worst(), "comm") << v.summary();
+  const proto::RegressionCheck* comm = Check(v, "comm");
+  ASSERT_NE(comm, nullptr);
+  EXPECT_NEAR(comm->change_pct(), want, 1e-6);
+  EXPECT_NEAR(v.worst_change_pct(), want, 1e-6);
+  EXPECT_TRUE(comm->exceeded());
+  // No steps in these exports: no noise estimate, and the verdict says why.
+  EXPECT_EQ(v.noise_per_step_ns(), 0);
+  EXPECT_NE(v.noise_note().find("no noise estimate"), std::string::npos) << v.noise_note();
+  EXPECT_EQ(v.summary().rfind("comm: time per call", 0), 0u) << v.summary();
+  // The Diff's headline is what the reports lead with: the per-unit sentence.
+  EXPECT_EQ(r->diff.headline(), r->diff.per_unit_headline());
+  EXPECT_FALSE(r->diff.totals_headline().empty());
+}
+
+TEST_F(DiffGateTest, CommAtFiftyPercentPasses) {
+  auto r = Gate("comm=50%");
+  ASSERT_TRUE(r.ok()) << r.status();
+  const proto::DiffVerdict& v = r->diff.verdict();
+  EXPECT_FALSE(v.failed()) << v.summary();
+  ASSERT_EQ(v.checks_size(), 1);  // only the role named: no default limit
+  EXPECT_EQ(v.checks(0).key(), "comm");
+  EXPECT_EQ(v.checks(0).limit_pct(), 50);
+  EXPECT_EQ(v.summary().rfind("no regression past the limits", 0), 0u) << v.summary();
+}
+
+TEST_F(DiffGateTest, NoLimitsNoVerdictAndBadLimitsFailBeforeReading) {
+  auto r = Gate("");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(r->diff.has_verdict());
+  for (const char* bad : {"ten", "comm=", "-5%", "10%,20%", "comm=5,comm=6", "=5"}) {
+    DiffRequest req;
+    req.a.path = "/does/not/exist";  // never read: the limits fail first
+    req.b.path = "/does/not/exist";
+    req.max_regression = bad;
+    auto d = Diff(req);
+    ASSERT_FALSE(d.ok()) << bad;
+    EXPECT_EQ(d.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(d.status().message().find("--max-regression"), std::string::npos) << d.status();
+  }
+}
+
+}  // namespace
+}  // namespace qprof::api
