@@ -373,6 +373,25 @@ void WarnLaunchContexts(const ProfileState& state, proto::Profile* profile) {
                          context_only,
                          kernel_time ? 100.0 * context_only_time / kernel_time : 0.0));
   }
+  bool joined = false;
+  for (const aggregate::TraceState& t : state.traces) {
+    const proto::GraphCaptureJoin& j = t.header.launch_context_stats().graph_capture();
+    joined |= j.kernels() > 0;
+    if (j.unmatched() == 0) continue;
+    Warn(profile, "graph_capture_unmatched",
+         absl::StrCat(BaseName(t.header.source_path()), ": ", j.unmatched(), " of ", j.kernels(),
+                      " graph-replay kernels found no launch of theirs in the capture and keep "
+                      "the graph launch's context (their roles come from their names): ",
+                      absl::StrJoin(j.notes(), "; ")));
+  }
+  if (!joined && state.launch_counts.graph_launches > 0) {
+    Warn(profile, "graph_replays",
+         absl::StrCat(state.launch_counts.graph_launches,
+                      " kernels ran in CUDA-graph replays, whose launch context is the graph "
+                      "launch's: their roles come from their names. A profile taken while the "
+                      "graphs were captured gives them their own (analyze --graph-capture "
+                      "CAPTURE, Kineto), as does nsys --cuda-graph-trace=node"));
+  }
   for (const aggregate::TraceState& t : state.traces) {
     const auto& cs = t.header.launch_context_stats();
     if (cs.no_launch_record() > 0) {

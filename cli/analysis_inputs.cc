@@ -16,10 +16,16 @@
 
 namespace qprof::cli {
 
-absl::StatusOr<proto::Trace> LoadTraceInput(const std::string& path) {
+absl::StatusOr<proto::Trace> LoadTraceInput(
+    const std::string& path, std::shared_ptr<const importers::GraphCaptureSet> graph_captures) {
 #ifdef QPROF_HAVE_IMPORTERS
-  return importers::ImportFile(path);
+  importers::ImportOptions options;
+  options.graph_captures = std::move(graph_captures);
+  return importers::ImportFile(path, options);
 #else
+  if (graph_captures != nullptr) {
+    return absl::UnimplementedError("--graph-capture: the importers are not built into this qprof");
+  }
   std::ifstream f(path, std::ios::binary);
   if (!f) return absl::NotFoundError(absl::StrCat(path, ": cannot open file"));
   std::string head(8, '\0');
@@ -30,6 +36,18 @@ absl::StatusOr<proto::Trace> LoadTraceInput(const std::string& path) {
         path, ": only .qtrace files can be read by this build (the importers are not built)"));
   }
   return ReadTrace(path);
+#endif
+}
+
+absl::StatusOr<std::shared_ptr<const importers::GraphCaptureSet>> LoadGraphCaptures(
+    const std::vector<std::string>& paths) {
+  if (paths.empty()) return std::shared_ptr<const importers::GraphCaptureSet>();
+#ifdef QPROF_HAVE_IMPORTERS
+  importers::ImportOptions options;
+  options.progress = false;
+  return importers::ReadGraphCaptures(paths, options);
+#else
+  return absl::UnimplementedError("--graph-capture: the importers are not built into this qprof");
 #endif
 }
 
@@ -69,13 +87,14 @@ absl::StatusOr<aggregate::ProfileState> AccumulateInputs(const std::vector<std::
     IngestOptions ingest;
     ingest.import.progress = options.progress;
     ingest.threads = options.threads;
+    ingest.import.graph_captures = options.graph_captures;
     if (options.threads == 1) ingest.import.threads = 1;  // a large Kineto file too
     ASSIGN_OR_RETURN(aggregate::ProfileState s, IngestFiles(run, ingest));
     state.Merge(std::move(s));
 #else
     (void)options;  // the .qtrace reader has no progress line and reads one file at a time
     for (const std::string& p : run) {
-      ASSIGN_OR_RETURN(proto::Trace t, LoadTraceInput(p));
+      ASSIGN_OR_RETURN(proto::Trace t, LoadTraceInput(p, options.graph_captures));
       aggregate::AccumulateTrace(t, &state);
     }
 #endif

@@ -45,11 +45,12 @@ absl::StatusOr<AnalyzeOptions> OptionsForRequest(const AnalysisRequest& request)
 namespace {
 
 // --ncu needs every record in memory: the ncu rows join onto launches by name and order.
-absl::StatusOr<aggregate::ProfileState> AccumulateWhole(const AnalysisRequest& request,
-                                                        const WholeTracesFn& whole_traces) {
+absl::StatusOr<aggregate::ProfileState> AccumulateWhole(
+    const AnalysisRequest& request, const WholeTracesFn& whole_traces,
+    const std::shared_ptr<const importers::GraphCaptureSet>& captures) {
   std::vector<proto::Trace> traces;
   for (const std::string& in : request.inputs) {
-    ASSIGN_OR_RETURN(proto::Trace t, LoadTraceInput(in));
+    ASSIGN_OR_RETURN(proto::Trace t, LoadTraceInput(in, captures));
     traces.push_back(std::move(t));
   }
   if (!request.ncu_csv.empty()) {
@@ -81,12 +82,16 @@ absl::StatusOr<aggregate::ProfileState> AccumulateWhole(const AnalysisRequest& r
 absl::StatusOr<aggregate::ProfileState> AccumulateRequest(const AnalysisRequest& request,
                                                           const WholeTracesFn& whole_traces) {
   if (request.inputs.empty()) return absl::InvalidArgumentError("no traces to analyse");
-  if (!request.ncu_csv.empty() || whole_traces) return AccumulateWhole(request, whole_traces);
+  ASSIGN_OR_RETURN(auto captures, LoadGraphCaptures(request.graph_captures));
+  if (!request.ncu_csv.empty() || whole_traces) {
+    return AccumulateWhole(request, whole_traces, captures);
+  }
   // No "reading X" line: a bad input's error is then the only line (a terminal still gets
   // the importers' progress).
   AccumulateOptions options;
   options.progress = request.verbose;
   options.threads = request.threads;
+  options.graph_captures = std::move(captures);
   return AccumulateInputs(request.inputs, options);
 }
 

@@ -50,11 +50,15 @@ void PendingTrace::AddGpu(KinetoEvent& e) {
   gpu_.push_back(p);
 }
 
-void PendingTrace::AddLaunch(uint64_t correlation, ThreadKey thread, int64_t ts_ns,
-                             const std::string& api) {
+uint32_t PendingTrace::ApiIndex(const std::string& api) {
   auto [it, inserted] = api_ids_.try_emplace(api, static_cast<uint32_t>(api_names_.size()));
   if (inserted) api_names_.push_back(api);
-  runtime_.push_back({correlation, thread, ts_ns, it->second});
+  return it->second;
+}
+
+void PendingTrace::AddLaunch(uint64_t correlation, ThreadKey thread, int64_t ts_ns,
+                             const std::string& api) {
+  runtime_.push_back({correlation, thread, ts_ns, ApiIndex(api)});
 }
 
 void PendingTrace::AddCpuRange(ThreadKey thread, int64_t start, int64_t end,
@@ -258,6 +262,7 @@ void PendingTrace::FillActivity(const PendingGpu& p, int64_t base_ns, proto::Act
       if (!api.empty()) ctx->set_launch_api(api);
     }
     ctx->set_graph_launch(p.graph_launch);
+    if (p.graph_capture) ctx->set_graph_capture(true);
   }
   if (p.has_reported_occupancy) {
     a->mutable_occupancy()->set_reported_est_occupancy_pct(p.reported_occupancy_pct);
@@ -273,7 +278,8 @@ void PendingTrace::FillActivity(const PendingGpu& p, int64_t base_ns, proto::Act
 
 // Ranges, then the activities in (start, device, stream) order, as ImportFile documents;
 // the launch-context tables before the first activity.
-void PendingTrace::Emit(int64_t base_ns, proto::TraceHeader* header, TraceSink* sink) {
+void PendingTrace::Emit(int64_t base_ns, proto::TraceHeader* header, TraceSink* sink,
+                        const GraphCaptureSet* captures) {
   auto shifted = [base_ns, sink](const proto::NvtxRange& r) {
     if (base_ns == 0) return sink->Range(r);
     proto::NvtxRange s = r;
@@ -284,6 +290,7 @@ void PendingTrace::Emit(int64_t base_ns, proto::TraceHeader* header, TraceSink* 
   cpu_ranges_.Build(shifted);
   gpu_ranges_.Build(shifted);
   JoinLaunches(header->mutable_launch_context_stats());
+  if (captures != nullptr) JoinGraphCaptures(*captures, header->mutable_launch_context_stats());
   AttachProfilerRanges(header->mutable_collector());
   DescribeDevices(header);
   sink->LaunchContexts(header->launch_context_stats());
