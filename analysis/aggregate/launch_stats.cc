@@ -21,9 +21,11 @@ const proto::LaunchOccupancy& LaunchOccupancies::Of(const LaunchConfigKey& key) 
   if (lim == limits_.end()) {
     std::optional<occupancy::DeviceLimits> limits;
     std::string why = "device not described in the trace header";
+    bool amd = false;  // never NVIDIA's rules (--device's limits) on an AMD launch
     if (key.trace < state_.traces.size()) {
       for (const proto::DeviceInfo& d : state_.traces[key.trace].header.devices()) {
         if (d.id() != key.device) continue;
+        amd = d.vendor() == "AMD";
         absl::StatusOr<occupancy::DeviceLimits> l = occupancy::DeviceLimitsFor(d);
         if (l.ok()) {
           limits = *std::move(l);
@@ -33,7 +35,7 @@ const proto::LaunchOccupancy& LaunchOccupancies::Of(const LaunchConfigKey& key) 
         break;
       }
     }
-    if (!limits && fallback_ != nullptr) limits = *fallback_;
+    if (!limits && fallback_ != nullptr && !amd) limits = *fallback_;
     lim = limits_.emplace(std::make_pair(key.trace, key.device),
                           std::make_pair(std::move(limits), std::move(why))).first;
   }

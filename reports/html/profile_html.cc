@@ -58,8 +58,11 @@ std::string Headline(const proto::Profile& p) {
   out += Card("Kernel time", FormatNs(static_cast<double>(t.kernel_time_ns())),
               Badge(BadgeKindFor(prov), fmt::format("{} launches", t.kernel_count())),
               "kernel-time", fmt::format("data-ns=\"{}\"", t.kernel_time_ns()));
-  out += Card("Tensor-core share", FormatShare(ClassShare(p, "tensor")),
-              "<span class=\"small muted\">of kernel time, on tensor-core kernels</span>",
+  out += Card(IsAmdProfile(p) ? "Matrix-core share" : "Tensor-core share",
+              FormatShare(ClassShare(p, "tensor")),
+              IsAmdProfile(p) ? "<span class=\"small muted\">of kernel time, on matrix-core "
+                                "(MFMA) kernels: class \"tensor\"</span>"
+                              : "<span class=\"small muted\">of kernel time, on tensor-core kernels</span>",
               "tensor-share",
               fmt::format("data-value=\"{}\"", html::Num(ClassShare(p, "tensor"), 6)));
   out += "</div>\n";

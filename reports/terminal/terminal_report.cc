@@ -68,6 +68,9 @@ void ProfileClasses(const proto::Profile& p, Ctx& c) {
               {std::to_string(r.calls())}});
   }
   c.out += t.Render(c.o.color);
+  if (IsAmdProfile(p)) {
+    c.Line("  on AMD GPUs \"tensor\" is the matrix cores (MFMA/XDL kernels), \"simt\" the vector ALUs");
+  }
 }
 
 void ProfileKernels(const proto::Profile& p, Ctx& c) {

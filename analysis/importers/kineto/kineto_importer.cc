@@ -11,7 +11,9 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "analysis/devices/device_specs.h"
 #include "analysis/importers/common/import_util.h"
 #include "analysis/importers/kineto/byte_source.h"
 #include "analysis/importers/kineto/json_stream.h"
@@ -148,6 +150,43 @@ absl::Status KinetoReader::OnMember(std::string_view key, std::string_view json)
   return absl::OkStatus();
 }
 
+// PyTorch on ROCm writes the same deviceProperties with HIP's values: computeMajor/Minor
+// are the gfx family digits (gfx942 -> 9.4), not a CUDA compute capability, and warpSize is
+// 64. An AMD device is named by its name, its gfx target (gcnArchName where the trace has
+// it, else the spec table's for that name) and never as an sm_XY.
+void DescribeVendor(const std::string& gcn_arch, bool rocm_key, bool cuda_key,
+                    proto::DeviceInfo* d) {
+  const std::string lower = absl::AsciiStrToLower(d->name());
+  const bool amd = !gcn_arch.empty() || rocm_key || d->warp_size() == 64 ||
+                   lower.find("amd") != std::string::npos ||
+                   lower.find("instinct") != std::string::npos ||
+                   lower.find("radeon") != std::string::npos;
+  if (amd) {
+    d->set_vendor("AMD");
+    const uint32_t major = d->cc_major(), minor = d->cc_minor();
+    d->set_cc_major(0);
+    d->set_cc_minor(0);
+    // "gfx942:sramecc+:xnack-": the target, without its feature flags.
+    std::string arch = gcn_arch.substr(0, gcn_arch.find(':'));
+    if (arch.empty()) {
+      if (const devices::DeviceSpec* s = devices::FindDevice(d->name()); s && !s->IsNvidia()) {
+        arch = s->arch;
+      }
+    }
+    d->set_arch(arch);
+    if (d->name().empty()) {
+      d->set_name(!arch.empty() ? absl::StrCat("AMD GPU (", arch, ")")
+                  : major > 0   ? absl::StrCat("AMD GPU (HIP ", major, ".", minor, ")")
+                                : "AMD GPU");
+    }
+    if (!d->limits_source().empty()) d->set_limits_source("Kineto deviceProperties (ROCm)");
+    return;
+  }
+  if (cuda_key || lower.find("nvidia") != std::string::npos) d->set_vendor("NVIDIA");
+  if (d->cc_major() > 0) d->set_arch(absl::StrCat("sm_", d->cc_major(), d->cc_minor()));
+  if (d->name().empty()) d->set_name("unknown");
+}
+
 void KinetoReader::ReadDeviceProperties(od::document& doc) {
   od::array arr;
   if (doc.get_array().get(arr)) return;
@@ -156,16 +195,26 @@ void KinetoReader::ReadDeviceProperties(od::document& doc) {
     if (elem.get_object().get(obj)) return;
     proto::DeviceInfo d;
     d.set_kind("gpu");
+    std::string gcn_arch;
+    bool rocm_key = false, cuda_key = false;
     for (auto field : obj) {
       std::string_view k, tok;
       if (field.unescaped_key().get(k)) return;
       od::value v;
       if (field.value().get(v)) return;
-      if (k == "name") {
+      if (k == "name" || k == "gcnArchName") {
         std::string_view s;
-        if (!v.get_string().get(s)) d.set_name(Utf8Clean(s));
+        if (!v.get_string().get(s)) {
+          if (k == "name") d.set_name(Utf8Clean(s));
+          else gcn_arch = Utf8Clean(s);
+        }
         continue;
       }
+      // Keys only one vendor's Kineto writes (libkineto DeviceProperties.cpp): ROCm builds
+      // add maxSharedMemoryPerMultiProcessor, CUDA builds the per-SM register and optin
+      // shared-memory sizes.
+      rocm_key |= k == "maxSharedMemoryPerMultiProcessor";
+      cuda_key |= k == "regsPerMultiprocessor" || k == "sharedMemPerBlockOptin";
       tok = v.raw_json_token();
       uint64_t n = ParseUint(tok).value_or(0);
       if (k == "id") d.set_id(static_cast<uint32_t>(n));
@@ -181,12 +230,12 @@ void KinetoReader::ReadDeviceProperties(od::document& doc) {
       else if (k == "sharedMemPerBlock") d.set_shared_mem_per_block(n);
       else if (k == "sharedMemPerMultiprocessor") d.set_shared_mem_per_sm(n);
       else if (k == "sharedMemPerBlockOptin") d.set_shared_mem_per_block_optin(n);
+      else if (k == "maxSharedMemoryPerMultiProcessor") d.set_shared_mem_per_sm(n);
     }
     if (d.max_threads_per_sm() > 0 || d.regs_per_sm() > 0 || d.shared_mem_per_sm() > 0) {
       d.set_limits_source("Kineto deviceProperties");
     }
-    if (d.cc_major() > 0) d.set_arch(absl::StrCat("sm_", d.cc_major(), d.cc_minor()));
-    if (d.name().empty()) d.set_name("unknown");
+    DescribeVendor(gcn_arch, rocm_key, cuda_key, &d);
     bool dup = false;
     for (const auto& have : trace_.header().devices()) dup |= have.id() == d.id();
     if (!dup) *trace_.mutable_header()->add_devices() = std::move(d);

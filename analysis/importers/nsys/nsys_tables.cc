@@ -34,6 +34,7 @@ absl::Status ReadNsysDevices(SqliteDb* db, proto::TraceHeader* header,
     proto::DeviceInfo* d = header->add_devices();
     d->set_id(id);
     d->set_kind("gpu");
+    d->set_vendor("NVIDIA");  // nsys traces CUDA only
     d->set_name(name >= 0 && !st.IsNull(name) ? Utf8Clean(st.Text(name)) : "unknown");
     uint32_t major = static_cast<uint32_t>(col("computeMajor"));
     uint32_t minor = static_cast<uint32_t>(col("computeMinor"));
