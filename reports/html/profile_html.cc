@@ -45,8 +45,13 @@ std::string Headline(const proto::Profile& p) {
   out += Card("Device", DeviceLine(p), "", "card-device", "", true);
   out += Card("Model", run.model().empty() ? "not recorded" : run.model(), "", "", "", true);
   std::string fmt_text = run.format().empty() ? "unknown" : run.format();
+  std::string fmt_note;
+  if (run.format().empty() && !p.format_inferred().empty()) {
+    fmt_text = p.format_inferred() + " (inferred)";
+    fmt_note = fmt::format("<span class=\"small muted\">{}</span>", Escape(p.format_inferred_from()));
+  }
   if (!run.moe_backend().empty()) fmt_text += " (" + run.moe_backend() + ")";
-  out += Card("Format", fmt_text, "", "card-format", "", false);
+  out += Card("Format", fmt_text, fmt_note, "card-format", "", false);
   out += Card("Batch", run.batch() ? std::to_string(run.batch()) : "n/a", "", "card-batch");
   if (t.tokens_per_s() > 0) {
     out += Card("Tokens/s", FormatSig3(t.tokens_per_s()), pb, "tokens-per-s",
