@@ -195,12 +195,43 @@ void PendingTrace::AttachProfilerRanges(proto::CollectorStats* c) {
 }
 
 // deviceProperties lists every GPU of the machine; keep those the trace used, and name the
-// ones it used but does not describe "unknown".
+// ones it used but does not describe "unknown". ROCm traces number devices apart from their
+// deviceProperties (kernels on device 2 or 9 of a process that lists one GPU as id 0): a
+// used device it does not list is described as the listed GPUs when they are all alike,
+// with a warning that says so.
 void PendingTrace::DescribeDevices(proto::TraceHeader* header) const {
   std::vector<uint32_t> seen;
   for (const PendingGpu& p : gpu_) seen.push_back(p.device);
   std::sort(seen.begin(), seen.end());
   seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
+  bool alike = header->devices_size() > 0;
+  for (const auto& d : header->devices()) {
+    proto::DeviceInfo a = d, b = header->devices(0);
+    a.clear_id();
+    b.clear_id();
+    alike &= a.SerializeAsString() == b.SerializeAsString();
+  }
+  if (alike) {
+    const proto::DeviceInfo listed = header->devices(0);
+    std::vector<uint32_t> described;
+    for (uint32_t id : seen) {
+      bool have = false;
+      for (const auto& d : header->devices()) have |= d.id() == id;
+      if (have) continue;
+      proto::DeviceInfo* d = header->add_devices();
+      *d = listed;
+      d->set_id(id);
+      described.push_back(id);
+    }
+    if (!described.empty()) {
+      std::string ids;
+      for (uint32_t id : described) absl::StrAppend(&ids, ids.empty() ? "" : ", ", id);
+      header->mutable_collector()->add_warnings(absl::StrCat(
+          "kernels run on device ", ids, ", which deviceProperties does not list (ROCm "
+          "numbers devices apart from it); described as the ", header->devices_size() -
+          described.size(), " GPU(s) it lists, all alike (", listed.name(), ")"));
+    }
+  }
   auto* devs = header->mutable_devices();
   if (!seen.empty()) {
     for (int i = devs->size() - 1; i >= 0; --i) {

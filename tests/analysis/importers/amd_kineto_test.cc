@@ -123,12 +123,20 @@ importers::ImportOptions Quiet() {
 }
 
 TEST(AmdKineto, DeviceMatrixCoresHostCallsAndNoNvidiaOccupancy) {
-  // The trace's kernels run on device 2: the deviceProperties entry must be id 2.
-  const Written w = WriteTrace("rocm.json", WithDevice(kMi300x, "\"id\": 0", "\"id\": 2"));
+  // As in PyTorch's ROCm traces, the kernels run on device 2 and deviceProperties lists the
+  // process's one GPU as id 0: the one GPU listed describes the one used, with a warning.
+  const Written w = WriteTrace("rocm.json", kMi300x);
   auto trace = importers::ImportFile(w.path, Quiet());
   ASSERT_TRUE(trace.ok()) << trace.status();
   ASSERT_EQ(trace->header().devices_size(), 1);
   const proto::DeviceInfo& d = trace->header().devices(0);
+  EXPECT_EQ(d.id(), 2u);
+  bool warned = false;
+  for (const auto& m : trace->header().collector().warnings()) {
+    warned |= m.find("kernels run on device 2, which deviceProperties does not list") !=
+              std::string::npos;
+  }
+  EXPECT_TRUE(warned);
   EXPECT_EQ(d.name(), "AMD Instinct MI300X");
   EXPECT_EQ(d.vendor(), "AMD");
   EXPECT_EQ(d.arch(), "gfx942");  // the spec table's target for this name, never "sm_94"
@@ -172,6 +180,18 @@ TEST(AmdKineto, DeviceMatrixCoresHostCallsAndNoNvidiaOccupancy) {
           << p->ceilings().notes();
     }
   }
+}
+
+TEST(AmdKineto, UnlistedDeviceStaysUnknownWhenTheListedOnesDiffer) {
+  // Two different GPUs listed, neither the one used: nothing tells which it is.
+  const std::string other = WithDevice(WithDevice(kMi300x, "\"id\": 0", "\"id\": 1"),
+                                       "AMD Instinct MI300X", "AMD Instinct MI325X");
+  const Written w = WriteTrace("rocm_two.json", absl::StrCat(kMi300x, ", ", other));
+  auto t = importers::ImportFile(w.path, Quiet());
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_EQ(t->header().devices_size(), 1);
+  EXPECT_EQ(t->header().devices(0).id(), 2u);
+  EXPECT_EQ(t->header().devices(0).name(), "unknown");
 }
 
 TEST(AmdKineto, UnnamedDevicesAreNamedByTheirTarget) {
