@@ -17,7 +17,7 @@ constexpr char kAmdNoOccupancy[] =
     "SIMD and compute unit), which qprof does not implement yet; NVIDIA's rules do not apply";
 
 absl::StatusOr<DeviceLimits> DeviceLimitsForSpec(const devices::DeviceSpec& spec) {
-  if (!spec.IsNvidia()) {
+  if (spec.vendor == "AMD") {
     return absl::FailedPreconditionError(absl::StrCat(spec.name, ": ", kAmdNoOccupancy));
   }
   int major = 0, minor = 0;
@@ -45,7 +45,7 @@ absl::StatusOr<DeviceLimits> DeviceLimitsFor(const proto::DeviceInfo& dev) {
                                                       ") is not a GPU (", dev.kind(), ")"));
   }
   const devices::DeviceSpec* spec = devices::FindDevice(dev.name());
-  if (dev.vendor() == "AMD" || (spec != nullptr && !spec->IsNvidia())) {
+  if (dev.vendor() == "AMD" || (spec != nullptr && spec->vendor == "AMD")) {
     return absl::FailedPreconditionError(absl::StrCat(
         "device ", dev.id(), " (", dev.name().empty() ? "unnamed" : dev.name(), "): ",
         kAmdNoOccupancy));

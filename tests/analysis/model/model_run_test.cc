@@ -27,6 +27,13 @@ ModelRunRequest Request(const std::string& target) {
 TEST(ModelRun, EveryTargetOfTheTableWithAutoPaths) {
   for (const devices::DeviceSpec& d : devices::AllDevices()) {
     auto r = RunModelled(Request(d.key));
+    if (!d.IsNvidia()) {
+      // The table's AMD GPUs describe traces taken on them; the model projects qprof's CUDA
+      // kernels, so they are refused as targets, saying why.
+      ASSERT_FALSE(r.ok()) << d.key;
+      EXPECT_NE(r.status().message().find("AMD GPU"), std::string::npos) << r.status();
+      continue;
+    }
     ASSERT_TRUE(r.ok()) << d.key << ": " << r.status();
     ASSERT_EQ(r->runs.size(), 2u) << d.key;
     EXPECT_EQ(r->runs[0].variant.moe_backend, "slot_gemv");
