@@ -207,6 +207,53 @@ std::vector<GroupVerdict> AttributeKernels(const ProfileState& state,
   return out;
 }
 
+// Step 3c: the run's weight format when the traces do not record it, read from the formats
+// the names of its weight-GEMM and MoE kernels tell (name rules), by kernel time. A 4- or
+// 8-bit format names the checkpoint over the 16-bit layers a quantized model keeps
+// (attention projections, the LM head): an MXFP4 MoE beside BF16 attention is an MXFP4 run.
+void InferFormat(proto::Profile* profile) {
+  if (!profile->run().format().empty()) return;
+  struct Seen {
+    uint64_t time = 0;
+    int kernels = 0;
+  };
+  std::map<std::string, Seen> seen;
+  uint64_t weight_time = 0;
+  for (const proto::KernelRow& k : profile->kernels()) {
+    if (k.role() != role::kMoeExperts && k.role() != role::kGemmDense) continue;
+    weight_time += k.time_ns();
+    if (k.format().empty() || k.format() == format::kUnknown || k.format() == format::kFp32) {
+      continue;
+    }
+    Seen& s = seen[k.format()];
+    s.time += k.time_ns();
+    ++s.kernels;
+  }
+  const std::string* best = nullptr;
+  for (bool quantized : {true, false}) {
+    for (const auto& [f, s] : seen) {
+      const bool q = f != format::kBf16 && f != format::kFp16;
+      if (q == quantized && (best == nullptr || s.time > seen[*best].time)) best = &f;
+    }
+    if (best != nullptr) break;
+  }
+  if (best == nullptr) return;
+  const uint64_t total = profile->totals().kernel_time_ns();
+  std::string others;
+  for (const auto& [f, s] : seen) {
+    if (f == *best) continue;
+    absl::StrAppend(&others, others.empty() ? "; also " : ", ", f, " ",
+                    absl::StrFormat("%.1f%%", total ? 100.0 * s.time / total : 0.0));
+  }
+  const Seen& b = seen[*best];
+  profile->set_format_inferred(*best);
+  profile->set_format_inferred_from(absl::StrFormat(
+      "inferred from kernel names (the trace records no format): %s in %d weight-GEMM/MoE "
+      "kernels, %.1f%% of kernel time (%.1f%% of weight-GEMM/MoE time)%s",
+      *best, b.kernels, total ? 100.0 * b.time / total : 0.0,
+      weight_time ? 100.0 * b.time / weight_time : 0.0, others));
+}
+
 // Roofline time of one launch on `d`: max(bytes / BW, flops / rate of its compute pipe);
 // -1 when the device lacks the pipe.
 double RooflineNs(const aggregate::LaunchWork& w, const devices::DeviceSpec& d) {
@@ -373,6 +420,25 @@ void WarnLaunchContexts(const ProfileState& state, proto::Profile* profile) {
                          context_only,
                          kernel_time ? 100.0 * context_only_time / kernel_time : 0.0));
   }
+  bool joined = false;
+  for (const aggregate::TraceState& t : state.traces) {
+    const proto::GraphCaptureJoin& j = t.header.launch_context_stats().graph_capture();
+    joined |= j.kernels() > 0;
+    if (j.unmatched() == 0) continue;
+    Warn(profile, "graph_capture_unmatched",
+         absl::StrCat(BaseName(t.header.source_path()), ": ", j.unmatched(), " of ", j.kernels(),
+                      " graph-replay kernels found no launch of theirs in the capture and keep "
+                      "the graph launch's context (their roles come from their names): ",
+                      absl::StrJoin(j.notes(), "; ")));
+  }
+  if (!joined && state.launch_counts.graph_launches > 0) {
+    Warn(profile, "graph_replays",
+         absl::StrCat(state.launch_counts.graph_launches,
+                      " kernels ran in CUDA-graph replays, whose launch context is the graph "
+                      "launch's: their roles come from their names. A profile taken while the "
+                      "graphs were captured gives them their own (analyze --graph-capture "
+                      "CAPTURE, Kineto), as does nsys --cuda-graph-trace=node"));
+  }
   for (const aggregate::TraceState& t : state.traces) {
     const auto& cs = t.header.launch_context_stats();
     if (cs.no_launch_record() > 0) {
@@ -465,6 +531,7 @@ absl::StatusOr<proto::Profile> AnalyzeState(const ProfileState& state,
   aggregate::EmitTables(state, verdicts, fallback_limits ? &*fallback_limits : nullptr,
                         &profile);
   occupancy::Diagnose(device.spec ? device.spec->EffectiveBandwidthGbps() : 0, &profile);
+  InferFormat(&profile);
   AddCeilings(state, verdicts, device, options, &profile);
   if (profile.totals().kernel_count() == 0) {
     Warn(&profile, "no_kernels", "no kernel records in the input");

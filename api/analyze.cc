@@ -23,11 +23,12 @@ void Note(const AnalyzeRequest& request, const std::string& line) {
 }
 
 // --ncu needs every record in memory: the ncu rows join onto launches by name and order.
-absl::StatusOr<aggregate::ProfileState> AccumulateWhole(const AnalyzeRequest& request,
-                                                        const WholeTracesFn& whole_traces) {
+absl::StatusOr<aggregate::ProfileState> AccumulateWhole(
+    const AnalyzeRequest& request, const WholeTracesFn& whole_traces,
+    const std::shared_ptr<const importers::GraphCaptureSet>& captures) {
   std::vector<proto::Trace> traces;
   for (const std::string& in : request.inputs) {
-    ASSIGN_OR_RETURN(proto::Trace t, LoadTraceInput(in));
+    ASSIGN_OR_RETURN(proto::Trace t, LoadTraceInput(in, captures));
     traces.push_back(std::move(t));
   }
   if (!request.ncu_csv.empty()) {
@@ -133,10 +134,14 @@ absl::StatusOr<AnalyzeOptions> OptionsFor(const AnalyzeRequest& request) {
 absl::StatusOr<aggregate::ProfileState> Accumulate(const AnalyzeRequest& request,
                                                    const WholeTracesFn& whole_traces) {
   if (request.inputs.empty()) return absl::InvalidArgumentError("no traces to analyse");
-  if (!request.ncu_csv.empty() || whole_traces) return AccumulateWhole(request, whole_traces);
+  ASSIGN_OR_RETURN(auto captures, LoadGraphCaptures(request.graph_captures));
+  if (!request.ncu_csv.empty() || whole_traces) {
+    return AccumulateWhole(request, whole_traces, captures);
+  }
   AccumulateOptions options;
   options.progress = request.progress;
   options.threads = request.threads;
+  options.graph_captures = std::move(captures);
   return AccumulateInputs(request.inputs, options);
 }
 

@@ -31,6 +31,9 @@ struct AnalyzeRequest {
   std::vector<std::string> inputs;      // traces of any kind and partial profiles, together;
                                         // or one Profile JSON report, read back as it is
   std::string ncu_csv;                  // Nsight Compute CSV joined onto every trace
+  // Traces taken while CUDA graphs were captured: graph replays in the inputs take their
+  // capture-time contexts (analysis/importers/common/graph_capture.h).
+  std::vector<std::string> graph_captures;
   std::vector<std::string> sass_paths;  // cubin/fatbin/ELF files or folders of cubins
   std::string device;                   // spec-table device for ceilings
   std::string model;                    // model shape JSON (ceilings/ceilings.h)

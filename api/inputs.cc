@@ -14,8 +14,19 @@
 
 namespace qprof::api {
 
-absl::StatusOr<proto::Trace> LoadTraceInput(const std::string& path) {
-  return importers::ImportFile(path);
+absl::StatusOr<proto::Trace> LoadTraceInput(
+    const std::string& path, std::shared_ptr<const importers::GraphCaptureSet> graph_captures) {
+  importers::ImportOptions options;
+  options.graph_captures = std::move(graph_captures);
+  return importers::ImportFile(path, options);
+}
+
+absl::StatusOr<std::shared_ptr<const importers::GraphCaptureSet>> LoadGraphCaptures(
+    const std::vector<std::string>& paths) {
+  if (paths.empty()) return std::shared_ptr<const importers::GraphCaptureSet>();
+  importers::ImportOptions options;
+  options.progress = false;
+  return importers::ReadGraphCaptures(paths, options);
 }
 
 bool LooksLikeProfileJson(const std::string& path) {
@@ -53,6 +64,7 @@ absl::StatusOr<aggregate::ProfileState> AccumulateInputs(const std::vector<std::
     IngestOptions ingest;
     ingest.import.progress = options.progress;
     ingest.threads = options.threads;
+    ingest.import.graph_captures = options.graph_captures;
     if (options.threads == 1) ingest.import.threads = 1;  // a large Kineto file too
     ASSIGN_OR_RETURN(aggregate::ProfileState s, IngestFiles(run, ingest));
     state.Merge(std::move(s));

@@ -4,6 +4,7 @@
 #ifndef QPROF_API_INPUTS_H_
 #define QPROF_API_INPUTS_H_
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -14,16 +15,28 @@
 #include "proto/profile.pb.h"
 #include "proto/trace.pb.h"
 
+namespace qprof::importers {
+class GraphCaptureSet;  // analysis/importers/common/graph_capture.h
+}  // namespace qprof::importers
+
 namespace qprof::api {
 
-// Any trace qprof reads (.qtrace, nsys SQLite, Kineto JSON, ncu CSV), by content.
-absl::StatusOr<proto::Trace> LoadTraceInput(const std::string& path);
+// Any trace qprof reads (.qtrace, nsys SQLite, Kineto JSON, ncu CSV), by content; with
+// `graph_captures`, its graph replays take their capture-time contexts.
+absl::StatusOr<proto::Trace> LoadTraceInput(
+    const std::string& path,
+    std::shared_ptr<const importers::GraphCaptureSet> graph_captures = nullptr);
+
+// The graph captures of `paths` (ReadGraphCaptures); null when there are none.
+absl::StatusOr<std::shared_ptr<const importers::GraphCaptureSet>> LoadGraphCaptures(
+    const std::vector<std::string>& paths);
 
 struct AccumulateOptions {
   bool progress = true;  // the importers' progress line on stderr for long inputs
   // Files read at once: 0 = one per core (a file alone may decode on every core); 1 = the
   // calling thread only, also inside the importer (a worker given one core).
   int threads = 0;
+  std::shared_ptr<const importers::GraphCaptureSet> graph_captures;  // LoadGraphCaptures
 };
 
 // The aggregation state of trace files, streamed and read in parallel (analysis/ingest.h);

@@ -1,6 +1,6 @@
 // `qprof analyze INPUT... [--json OUT|-] [--html OUT] [--perfetto OUT] [--partial OUT]
 //  [--csv [--table T]...] [--wide] [--ncu CSV] [--sass FILE]... [--device NAME]
-//  [--model-shape CONFIG] [--top N]`: attribute every kernel, aggregate, compute ceilings,
+//  [--model-shape CONFIG] [--top N] [--graph-capture CAPTURE]...`: attribute every kernel, aggregate, compute ceilings,
 // print the terminal summary and write the reports asked for, all or none. Inputs are
 // streamed and read in parallel (one per rank, say); --partial writes the aggregation state
 // for `qprof merge` instead of finishing the analysis. A Profile JSON report (`--json` of an
@@ -28,6 +28,7 @@ struct AnalyzeArgs {
   std::string perfetto_out;
   std::string partial_out;
   std::string ncu_csv;
+  std::vector<std::string> graph_captures;
 };
 
 absl::Status RunAnalyze(const AnalyzeArgs& args) {
@@ -36,6 +37,7 @@ absl::Status RunAnalyze(const AnalyzeArgs& args) {
   request.inputs = args.inputs;
   request.ncu_csv = args.ncu_csv;
   request.perfetto = !args.perfetto_out.empty();
+  request.graph_captures = args.graph_captures;
   if (!args.partial_out.empty()) {
     ASSIGN_OR_RETURN(api::PartialResult partial, api::AnalyzePartial(request));
     RETURN_IF_ERROR(WriteFileAtomic(args.partial_out, partial.bytes));
@@ -80,6 +82,12 @@ void RegisterAnalyzeCommand(CLI::App& app, CommandRunner& runner) {
                   "Nsight Compute CSV whose per-kernel metrics (tensor pipe %) are joined onto "
                   "the trace's kernels: the strongest evidence for the pipe class (holds the "
                   "traces in memory)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--graph-capture", args->graph_captures,
+                  "PyTorch profiler trace taken while the CUDA (or HIP) graphs were captured "
+                  "(SGLang/vLLM capture traces; repeat for one file per batch size): each graph "
+                  "replay's kernels take the context they had at capture, paired by kernel name "
+                  "(ROCm) or launch order and count (CUDA), with the capture that fits best")
       ->check(CLI::ExistingFile);
   cmd->callback([args, &runner] { runner.action = [args] { return RunAnalyze(*args); }; });
 }

@@ -3,14 +3,18 @@
 // also go down the analysis's path (streamed into the aggregation, decoded on worker
 // threads, through a partial profile) and must give what one thread gives at the same batch
 // size. (Across batch sizes only well-formed documents must agree: how far a malformed
-// event reaches depends on where batches are cut.)
+// event reaches depends on where batches are cut.) Read as a graph-capture trace, the bytes
+// also join, as a replay, the captures they hold.
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
 #include "analysis/aggregate/partial.h"
 #include "analysis/analyze.h"
+#include "analysis/importers/common/graph_capture.h"
+#include "analysis/importers/import.h"
 #include "analysis/importers/kineto/kineto_importer.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -41,6 +45,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                         streamed->totals().busy_time_ns() != whole->totals().busy_time_ns() ||
                         streamed->kernels_size() != whole->kernels_size())) {
     __builtin_trap();
+  }
+  // The same bytes as a graph-capture trace, and as a replay joined with what it captured.
+  auto captures = std::make_shared<qprof::importers::GraphCaptureSet>();
+  qprof::importers::ImportOptions capture_options = options;
+  capture_options.batch_bytes = 0;
+  if (qprof::importers::ReadKinetoGraphCapturesBytes(bytes, "fuzz.json", capture_options,
+                                                     captures.get())
+          .ok()) {
+    capture_options.graph_captures = captures;
+    auto joined = qprof::importers::ImportKinetoJsonBytes(bytes, "fuzz.json", capture_options);
+    std::string serialized;
+    if (joined.ok() && !joined->SerializeToString(&serialized)) __builtin_trap();
   }
   return 0;
 }

@@ -47,6 +47,19 @@ old = b'''{"traceEvents": [{"ph": "X", "cat": "Runtime", "name": "l", "pid": "p"
  "dur": 2, "args": {"correlation": 1}}, {"ph": "X", "cat": "Kernel", "name": "o", "pid": 1,
  "tid": "stream 7", "ts": 11, "dur": 10, "args": {"correlation": 1}}, {"ph": "X", "cat": "Memcpy",
  "name": "Memcpy HtoD", "pid": 1, "tid": 7, "ts": 30, "dur": 1, "args": {"bytes": 4}}]}'''
+# A graph capture (ROCm launch records name their kernel) with a replay of it in one file.
+capture = b'''{"traceEvents": [
+ {"ph": "X", "cat": "user_annotation", "name": "capture_1_DECODE", "pid": 1, "tid": 1, "ts": 0, "dur": 50},
+ {"ph": "X", "cat": "cuda_runtime", "name": "hipStreamBeginCapture", "pid": 1, "tid": 1, "ts": 1, "dur": 1},
+ {"ph": "X", "cat": "cpu_op", "name": "vllm::moe_forward", "pid": 1, "tid": 1, "ts": 5, "dur": 10},
+ {"ph": "X", "cat": "cuda_runtime", "name": "hipLaunchKernel", "pid": 1, "tid": 1, "ts": 6, "dur": 2,
+  "args": {"kernel": "k", "correlation": 3}},
+ {"ph": "X", "cat": "cuda_runtime", "name": "hipStreamEndCapture", "pid": 1, "tid": 1, "ts": 40, "dur": 1},
+ {"ph": "X", "cat": "cuda_runtime", "name": "hipGraphLaunch", "pid": 1, "tid": 1, "ts": 60, "dur": 5,
+  "args": {"correlation": 9}},
+ {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 3, "ts": 70, "dur": 4,
+  "args": {"correlation": 9, "device": 0, "stream": 3}}]}'''
+put("fuzz_kineto", "capture.json", capture)
 for t in ("fuzz_kineto", "fuzz_detect"):
     put(t, "new.json", new)
     put(t, "old.json", old)

@@ -206,11 +206,12 @@ uint32_t ProfileState::GroupFor(const std::string& normalised, uint32_t context,
 }
 
 uint32_t ProfileState::ContextFor(const classify::ContextVerdict& v) {
-  // Verdicts that differ only in a step number are one (FoldStepNumbers): the frames, the
-  // display text and so the key never carry the number.
+  // Verdicts that differ only in a step number or a module instance number are one
+  // (FoldStepNumbers, FoldModuleInstances): the frames, the display text and so the key
+  // never carry the number.
   classify::ContextVerdict folded = v;
-  folded.frame = FoldStepNumbers(v.frame);
-  folded.innermost = FoldStepNumbers(v.innermost);
+  folded.frame = FoldModuleInstances(FoldStepNumbers(v.frame));
+  folded.innermost = FoldModuleInstances(FoldStepNumbers(v.innermost));
   auto [it, inserted] =
       context_index_.emplace(VerdictKey(folded), static_cast<uint32_t>(contexts.size() + 1));
   if (inserted) contexts.push_back(std::move(folded));

@@ -2,6 +2,7 @@
 
 #include <cxxabi.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <regex>
@@ -201,6 +202,32 @@ std::string FoldNvtxPath(std::string_view path) {
     out.push_back(c);
     ++i;
   }
+  return out;
+}
+
+std::string FoldModuleInstances(const std::string& text) {
+  static constexpr std::string_view kTag = "nn.Module: ";
+  size_t pos = text.find(kTag);
+  if (pos == std::string::npos) return text;
+  std::string out;
+  size_t copied = 0;
+  while (pos != std::string::npos) {
+    size_t i = pos + kTag.size();
+    while (i < text.size() && (std::isalnum(static_cast<unsigned char>(text[i])) || text[i] == '_')) {
+      ++i;
+    }
+    // [pos + tag, i) is the module's label; its instance number follows its last '_'.
+    size_t us = text.rfind('_', i == 0 ? 0 : i - 1);
+    if (us != std::string::npos && us >= pos + kTag.size() && us + 1 < i &&
+        std::all_of(text.begin() + us + 1, text.begin() + i,
+                    [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+      out.append(text, copied, us + 1 - copied);
+      out.push_back('N');
+      copied = i;
+    }
+    pos = text.find(kTag, i);
+  }
+  out.append(text, copied, std::string::npos);
   return out;
 }
 

@@ -31,6 +31,13 @@ std::string Demangle(std::string_view name);
 // (and ending at '/', ' ' or the end) becomes '*'.
 std::string FoldNvtxPath(std::string_view path);
 
+// Folds the instance number torch's profiler gives each module out of a frame's text:
+// "nn.Module: Qwen2RMSNorm_31" -> "nn.Module: Qwen2RMSNorm_N" (the 31st instance of the
+// class), as step numbers are folded, so the same kernel launched from every layer's
+// instance is one kernel and context, not one row per layer (a 61-layer model would show
+// 61). The class name keeps its own digits ("Qwen2").
+std::string FoldModuleInstances(const std::string& text);
+
 }  // namespace qprof::aggregate
 
 #endif  // QPROF_ANALYSIS_AGGREGATE_KERNEL_NAME_H_

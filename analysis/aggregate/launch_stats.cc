@@ -21,9 +21,11 @@ const proto::LaunchOccupancy& LaunchOccupancies::Of(const LaunchConfigKey& key) 
   if (lim == limits_.end()) {
     std::optional<occupancy::DeviceLimits> limits;
     std::string why = "device not described in the trace header";
+    bool amd = false;  // never NVIDIA's rules (--device's limits) on an AMD launch
     if (key.trace < state_.traces.size()) {
       for (const proto::DeviceInfo& d : state_.traces[key.trace].header.devices()) {
         if (d.id() != key.device) continue;
+        amd = d.vendor() == "AMD";
         absl::StatusOr<occupancy::DeviceLimits> l = occupancy::DeviceLimitsFor(d);
         if (l.ok()) {
           limits = *std::move(l);
@@ -33,7 +35,7 @@ const proto::LaunchOccupancy& LaunchOccupancies::Of(const LaunchConfigKey& key) 
         break;
       }
     }
-    if (!limits && fallback_ != nullptr) limits = *fallback_;
+    if (!limits && fallback_ != nullptr && !amd) limits = *fallback_;
     lim = limits_.emplace(std::make_pair(key.trace, key.device),
                           std::make_pair(std::move(limits), std::move(why))).first;
   }
@@ -168,6 +170,41 @@ void FillKernelLaunch(const ProfileState& state, const std::vector<const KernelG
   }
 }
 
+namespace {
+
+std::string BaseNameOf(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// How many graph-replay kernels took their capture-time context, from each trace's header
+// (trace.proto GraphCaptureJoin), and one line per trace that says from where.
+void FillGraphCaptureSummary(const ProfileState& state, proto::LaunchSummary* s) {
+  for (const TraceState& t : state.traces) {
+    const proto::GraphCaptureJoin& j = t.header.launch_context_stats().graph_capture();
+    if (j.kernels() == 0) continue;
+    s->set_graph_capture_matched(s->graph_capture_matched() + j.matched());
+    s->set_graph_capture_unmatched(s->graph_capture_unmatched() + j.unmatched());
+    std::string line = fmt::format("{}: {} of {} graph-replay kernels took their capture-time "
+                                   "context",
+                                   BaseNameOf(t.header.source_path()), j.matched(), j.kernels());
+    if (j.replays() > 0) line += fmt::format(" ({} replays)", j.replays());
+    std::string uses;
+    for (const proto::GraphCaptureUse& u : j.uses()) {
+      uses += fmt::format("{}{} for {} replays by {}{}", uses.empty() ? "" : "; ", u.capture(),
+                          u.replays(), u.method(),
+                          u.equal_candidates() > 0
+                              ? fmt::format(", {} other captures fit as well", u.equal_candidates())
+                              : "");
+    }
+    if (!uses.empty()) line += ": " + uses;
+    if (j.sources_size() == 0) line += " (nsys graph nodes)";
+    s->add_graph_capture(line);
+  }
+}
+
+}  // namespace
+
 void FillLaunchSummary(const ProfileState& state, LaunchOccupancies* occupancies,
                        proto::LaunchSummary* s) {
   s->set_launches(state.launch_counts.launches);
@@ -201,6 +238,7 @@ void FillLaunchSummary(const ProfileState& state, LaunchOccupancies* occupancies
   s->set_reported_compared(compared);
   s->set_reported_max_abs_diff_pct(max_diff);
   s->set_reported_zero_optin(zero_optin);
+  FillGraphCaptureSummary(state, s);
 }
 
 }  // namespace qprof::aggregate

@@ -240,6 +240,7 @@ void EmitDevices(const ProfileState& state, proto::Profile* profile) {
         pd->set_name(it->second->name());
         pd->set_arch(it->second->arch());
         pd->set_kind(it->second->kind());
+        pd->set_vendor(it->second->vendor());
       }
       if (auto it = t.devices.find(id); it != t.devices.end()) {
         pd->set_busy_time_ns(it->second.busy.length());

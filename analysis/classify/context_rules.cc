@@ -24,6 +24,8 @@ const std::vector<ContextRule>& ContextRules() {
       {"*reducescatter*", "comm", false, "reduce-scatter"},
       {"*all_to_all*", "comm", false, "all-to-all (expert-parallel dispatch/combine)"},
       {"*alltoall*", "comm", false, "all-to-all (expert-parallel dispatch/combine)"},
+      {"*deep_ep*", "comm", false, "DeepEP expert-parallel dispatch/combine"},
+      {"*deepep*", "comm", false, "DeepEP expert-parallel dispatch/combine"},
       // ---- MoE: routing first, then the experts --------------------------------------
       {"*select_experts*", "moe.router", false, "MoE top-k expert selection (vLLM/SGLang select_experts)"},
       {"*grouped_topk*", "moe.router", false, "MoE grouped top-k routing"},
@@ -32,6 +34,9 @@ const std::vector<ContextRule>& ContextRules() {
       {"*moe_align*", "moe.router", false, "MoE token alignment by expert"},
       {"*router*", "moe.router", false, "MoE router"},
       {"*moegate*", "moe.router", false, "MoE gate module (DeepSeek MoEGate)"},
+      {"*triton_kernels/routing.py(*", "moe.router", false, "triton_kernels routing (gpt-oss MoE)"},
+      {"*matmul_ogs*", "moe.experts", false, "triton_kernels matmul_ogs: the MoE experts' GEMM"},
+      {"*m_grouped*", "moe.experts", false, "DeepGEMM m-grouped GEMM entry point (one GEMM per expert)"},
       {"*moe_forward*", "moe.experts", false, "MoE layer entry point (vllm::moe_forward custom op)"},
       {"*fused_moe*", "moe.experts", false, "fused MoE entry point (vLLM/SGLang fused_moe)"},
       {"*fusedmoe*", "moe.experts", false, "FusedMoE layer"},
@@ -66,6 +71,8 @@ const std::vector<ContextRule>& ContextRules() {
       {"*flash_mla*", "attn.dense", false, "FlashMLA decode"},
       {"*flashmla*", "attn.dense", false, "FlashMLA decode"},
       {"*mla_decode*", "attn.dense", false, "MLA decode"},
+      {"*batchdecodewithpagedkvcache*", "attn.dense", false, "FlashInfer decode wrapper"},
+      {"*batchmlapagedattention*", "attn.dense", false, "FlashInfer MLA decode wrapper"},
       // ---- other model parts -----------------------------------------------------------
       {"*rmsnorm*", "norm", false, "RMSNorm"},
       {"*rms_norm*", "norm", false, "RMSNorm"},

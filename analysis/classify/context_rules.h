@@ -1,6 +1,6 @@
 // Context rules: the role a kernel plays, read from where it was launched (its launch
 // context, Activity.launch_context; for our own traces the NVTX path). Names mislead: a
-// TRT-LLM FP4 `bmm_*` GEMM launched inside `vllm::moe_forward` is an MoE expert GEMM, not a
+// TRT-LLM FP8 `bmm_*` GEMM launched inside `vllm::moe_forward` is an MoE expert GEMM, not a
 // dense GEMM, and `_tiled_sparse_decode_kernel` says nothing a name rule can read. The
 // frame that launched it does.
 //

@@ -13,6 +13,119 @@ namespace qprof::classify {
 //   4. tensor-core families; 5. SIMT families; 6. role-only fallbacks.
 const std::vector<NameRule>& NameRules() {
   static const auto* rules = new std::vector<NameRule>{
+      // ---- 0. kernel families of the serving stacks (class and role) ---------------
+      // Each row names its family; the tests hold a real or faithfully synthetic name of
+      // each (tests/analysis/name_rules_test.cc). These come first because the generic
+      // rows below would give them a role by a word in their name ("matmul", "flash").
+      // triton_kernels (OpenAI; vLLM and SGLang run gpt-oss's MXFP4 MoE through it).
+      {"_p_matmul_ogs_*", "tensor", "moe.experts",
+       "triton_kernels persistent matmul_ogs: the MoE experts' gather/scatter GEMM (tl.dot)"},
+      {"_matmul_ogs_*", "tensor", "moe.experts",
+       "triton_kernels matmul_ogs: the MoE experts' gather/scatter GEMM (tl.dot)"},
+      {"_finalize_matmul*", "simt", "moe.experts",
+       "triton_kernels finalize: scatter and weighted sum of the top-k expert outputs"},
+      {"_topk_forward*", "simt", "moe.router", "triton_kernels routing: top-k of the router logits"},
+      {"_combined_routing_*", "simt", "moe.router",
+       "triton_kernels routing: expert histogram and gather/scatter indices"},
+      {"_sum_bitmatrix_rows*", "simt", "moe.router",
+       "triton_kernels routing: tokens per expert from the routing bitmatrix"},
+      // Newer triton_kernels call the same GEMM `_matmul_<layout>_...`: a tensor-core GEMM
+      // that serves dense layers and experts alike, so the launch context tells the role.
+      {"_p_matmul_???_*", "tensor", "", "triton_kernels persistent matmul (tl.dot)"},
+      {"_matmul_???_*", "tensor", "", "triton_kernels matmul (tl.dot)"},
+      // TensorRT-LLM / FlashInfer MoE (trtllm_fp4_block_scale_moe, trtllm_fp8_*_moe, CUTLASS
+      // fused MoE): routing, the experts' batched GEMMs (trtllm-gen `bmm_<A>_<B>_<acc>_...`),
+      // the permutation and the finalize that sums the top-k outputs.
+      {"*finalizemoerouting*", "simt", "moe.experts",
+       "TensorRT-LLM MoE finalize: un-permute and weighted sum of the top-k expert outputs"},
+      {"*finalize::finalizekernel*", "simt", "moe.experts",
+       "trtllm-gen MoE finalize: weighted sum of the top-k expert outputs"},
+      {"*routingindices*", "simt", "moe.router", "TensorRT-LLM MoE routing (routingIndices*Kernel)"},
+      {"*routinginitexpertcounts*", "simt", "moe.router", "TensorRT-LLM MoE routing: expert counts"},
+      {"*routingrenormalize::*", "simt", "moe.router", "TensorRT-LLM MoE routing (renormalize)"},
+      {"*routingdeepseek::*", "simt", "moe.router", "TensorRT-LLM MoE routing (DeepSeek groups)"},
+      {"*routingllama4::*", "simt", "moe.router", "TensorRT-LLM MoE routing (Llama 4)"},
+      {"*expertprefixsum*", "simt", "moe.router", "TensorRT-LLM MoE routing: prefix sums per expert"},
+      {"*buildexpertmaps*", "simt", "moe.router", "TensorRT-LLM MoE routing: token/expert maps"},
+      {"*expandinputrows*", "memory", "moe.experts",
+       "TensorRT-LLM MoE: permutes token rows into expert order (moves bytes)"},
+      {"*doactivationkernel*", "simt", "moe.experts",
+       "TensorRT-LLM MoE: activation between the two expert GEMMs"},
+      {"bmm_*e2m1*", "tensor", "moe.experts",
+       "trtllm-gen FP4 (E2M1) batched GEMM: the experts' GEMM of the TensorRT-LLM / FlashInfer "
+       "FP4 block-scale MoE"},
+      // FP8/BF16 trtllm-gen batched GEMMs serve the MoE and the MLA BMMs alike.
+      {"bmm_*", "tensor", "gemm.dense",
+       "trtllm-gen batched GEMM (bmm_<A>_<B>_<acc>): MoE experts or MLA BMM, the launch "
+       "context tells"},
+      // SGLang / vLLM MoE.
+      {"*fused_moe_kernel*", "tensor", "moe.experts",
+       "Triton fused MoE GEMM (vLLM/SGLang fused_moe_kernel, tl.dot)"},
+      {"*moe_align_block_size*", "simt", "moe.router",
+       "MoE token alignment: sorts tokens by expert into GEMM blocks"},
+      {"*count_and_sort_expert_tokens*", "simt", "moe.router", "MoE token sort by expert"},
+      {"*moe_sum*", "simt", "moe.experts", "sum of the top-k expert outputs (moe_sum)"},
+      {"*moe_fused_gate*", "simt", "moe.router", "MoE fused gate (SGLang): biased grouped top-k"},
+      {"*marlin_moe*", "tensor", "moe.experts", "Marlin MoE: W4A16/W8A16 expert GEMM (mma.sync)"},
+      {"*moe_wna16*", "tensor", "moe.experts", "Marlin MoE: W4A16/W8A16 expert GEMM (mma.sync)"},
+      // CUTLASS grouped GEMM (cutlass_fp4_group_mm, cutlass_moe_mm): one GEMM per expert;
+      // the class comes from its mainloop below.
+      {"*groupproblemshape*", "", "moe.experts",
+       "CUTLASS grouped GEMM (GroupProblemShape): one GEMM per expert (cutlass_fp4_group_mm)"},
+      // DeepGEMM: GemmType (deep_gemm/common/types.hpp) is a template value the demangler
+      // prints as a number: 1 m-grouped contiguous, 2 m-grouped masked, 3 k-grouped
+      // contiguous, 5/6 their psum layouts: one GEMM per expert. 0 normal, 4 batched.
+      {"deep_gemm::*mqa_logits*", "tensor", "attn.indexer",
+       "DeepGEMM MQA logits: the sparse-attention indexer's scores (DeepSeek V3.2/V4)"},
+      {"deep_gemm::*(deep_gemm::gemmtype)1*", "tensor", "moe.experts",
+       "DeepGEMM m-grouped contiguous GEMM: one GEMM per expert"},
+      {"deep_gemm::*(deep_gemm::gemmtype)2*", "tensor", "moe.experts",
+       "DeepGEMM m-grouped masked GEMM: one GEMM per expert"},
+      {"deep_gemm::*(deep_gemm::gemmtype)3*", "tensor", "moe.experts",
+       "DeepGEMM k-grouped contiguous GEMM: one GEMM per expert"},
+      {"deep_gemm::*(deep_gemm::gemmtype)5*", "tensor", "moe.experts",
+       "DeepGEMM m-grouped contiguous GEMM (psum layout): one GEMM per expert"},
+      {"deep_gemm::*(deep_gemm::gemmtype)6*", "tensor", "moe.experts",
+       "DeepGEMM k-grouped contiguous GEMM (psum layout): one GEMM per expert"},
+      {"deep_gemm::*", "tensor", "gemm.dense", "DeepGEMM GEMM (wgmma / tcgen05)"},
+      // DeepEP: expert-parallel all-to-all (dispatch, combine and their notify kernels).
+      {"deep_ep::*", "comm", "comm", "DeepEP expert-parallel dispatch/combine (communication)"},
+      // Attention decode kernels.
+      {"*flash_fwd_mla_combine*", "simt", "attn.dense", "FlashMLA split-KV combine (a reduction)"},
+      {"*flash_fwd_splitkv_mla*", "tensor", "", "FlashMLA decode (wgmma / tcgen05)"},
+      {"*flashinfer::batchdecodewithpagedkvcache*", "simt", "attn.dense",
+       "FlashInfer decode kernel (use_tensor_cores=False): dot products on CUDA cores"},
+      {"*flashinfer::singledecodewithkvcache*", "simt", "attn.dense",
+       "FlashInfer decode kernel: dot products on CUDA cores"},
+      {"*flashinfer::*mergestate*", "simt", "attn.dense",
+       "FlashInfer merge of split-KV attention states (a reduction)"},
+      {"*flashinfer::mla::*", "tensor", "attn.dense", "FlashInfer MLA decode (mma)"},
+      {"*flashinfer::batchprefill*", "tensor", "attn.dense",
+       "FlashInfer prefill kernel (mma; also decode with use_tensor_cores=True)"},
+      {"*paged_attention_ll4mi*mfma*", "tensor", "attn.dense",
+       "ROCm paged attention (ll4mi) on MFMA matrix cores"},
+      {"*paged_attention*reduce*", "simt", "attn.dense", "paged attention: reduction of the partitions"},
+      {"*paged_attention_v1_kernel*", "simt", "attn.dense",
+       "vLLM paged attention v1: dot products on CUDA cores"},
+      {"*paged_attention_v2_kernel*", "simt", "attn.dense",
+       "vLLM paged attention v2: dot products on CUDA cores"},
+      {"kernel_unified_attention_*", "tensor", "attn.dense", "vLLM Triton unified attention (tl.dot)"},
+      {"reduce_segments*", "simt", "attn.dense", "vLLM unified attention: reduction of the 3D segments"},
+      {"*fmhareduction*", "simt", "attn.dense", "TensorRT-LLM FMHA: reduction of the split-KV results"},
+      // AMD (ROCm) libraries: MFMA matrix-core kernels. hipBLASLt/Tensile names carry the
+      // MatrixInstruction as _MI<M>x<N>x<B>_; composable_kernel's XDL kernels are MFMA;
+      // aiter's assembly kernels (fmoe, mla, pa) are hand-written MFMA.
+      {"cijk_*_mi?x*", "tensor", "gemm.dense", "hipBLASLt/Tensile GEMM with an MFMA MatrixInstruction (MI)"},
+      {"cijk_*_mi??x*", "tensor", "gemm.dense", "hipBLASLt/Tensile GEMM with an MFMA MatrixInstruction (MI)"},
+      {"cijk_*", "", "gemm.dense", "hipBLASLt/Tensile GEMM (no MatrixInstruction in the name)"},
+      {"*aiter*fmoe*", "tensor", "moe.experts", "aiter assembly fused MoE (MFMA)"},
+      {"*aiter*mla*", "tensor", "attn.dense", "aiter MLA decode (MFMA)"},
+      {"*aiter*pa_*", "tensor", "attn.dense", "aiter assembly paged attention (MFMA)"},
+      {"*ck_tile::*fmha*", "tensor", "attn.dense", "composable_kernel ck_tile FMHA (MFMA)"},
+      {"*ck_tile::*gemm*", "tensor", "gemm.dense", "composable_kernel ck_tile GEMM (MFMA)"},
+      {"*ck_tile::*flatmm*", "tensor", "gemm.dense", "composable_kernel ck_tile flat GEMM (MFMA)"},
+      {"*gemm*_xdl*", "tensor", "gemm.dense", "composable_kernel XDL GEMM (MFMA)"},
+      {"*_xdl_*", "tensor", "", "composable_kernel XDL kernel (MFMA)"},
       // ---- 1. specific roles (no class opinion) ------------------------------------
       {"*topk*gating*", "", "moe.router", "MoE top-k gating"},
       {"*topk_softmax*", "", "moe.router", "MoE top-k softmax"},
@@ -96,10 +209,12 @@ const std::vector<NameRule>& NameRules() {
       {"*1688gemm*", "tensor", "gemm.dense", "m16n8k8 MMA GEMM (s1688/h1688)"},
       {"*16832gemm*", "tensor", "gemm.dense", "m16n8k32 integer MMA GEMM"},
       {"*884gemm*", "tensor", "gemm.dense", "Volta m8n8k4 HMMA GEMM"},
-      {"*bmm_*e2m1*", "tensor", "gemm.dense", "TRT-LLM FP4 (E2M1) block-scaled bmm"},
       {"*marlin*", "tensor", "gemm.dense", "Marlin W4A16 (mma.sync BF16/FP16)"},
       {"*flash*", "tensor", "attn.dense", "flash attention (mma)"},
       {"*fmha*", "tensor", "attn.dense", "fused MHA (mma)"},
+      {"*mainloopsm*", "tensor", "", "CUTLASS 3 SM90/SM100 mainloop (wgmma / tcgen05)"},
+      {"triton_tem_fused_*mm*", "tensor", "gemm.dense", "Inductor Triton template matmul (tl.dot)"},
+      {"matmul_kernel_persistent*", "tensor", "gemm.dense", "Triton persistent matmul (tl.dot)"},
       {"*wgmma*", "tensor", "", "Hopper warpgroup MMA"},
       {"*tcgen05*", "tensor", "", "Blackwell tcgen05 MMA"},
       // ---- 5. SIMT families ----------------------------------------------------------
@@ -151,11 +266,17 @@ const std::vector<NameRule>& NameRules() {
 
 const std::vector<FormatRule>& FormatRules() {
   static const auto* rules = new std::vector<FormatRule>{
+      // vLLM's paged attention carries its KV-cache type as a template value in every
+      // instantiation; 0 (kAuto) means no FP8 at all, so "fp8" in it says nothing.
+      {"*(vllm::fp8kvcachedatatype)0*", "unknown"},
       {"*nvfp4*", "nvfp4"},
       {"*e2m1*ue4m3*", "nvfp4"},
       {"*ue4m3*e2m1*", "nvfp4"},
       {"*mxf4nvf4*", "fp4"},  // instruction kind shared by both FP4 formats
       {"*mxfp4*", "mxfp4"},
+      {"*mxe2m1*", "mxfp4"},
+      // DeepGEMM sm100_fp8_fp4_gemm: FP8 activations, MXFP4 weights (MmaKind::MXFP8FP4).
+      {"*fp8_fp4*", "mxfp4"},
       {"*mxf4*", "mxfp4"},
       {"*e2m1*ue8m0*", "mxfp4"},
       {"*ue8m0*e2m1*", "mxfp4"},

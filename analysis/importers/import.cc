@@ -1,5 +1,7 @@
 #include "analysis/importers/import.h"
 
+#include "analysis/importers/common/graph_capture.h"
+
 #include <sys/stat.h>
 
 #include <cstdio>
@@ -8,6 +10,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "analysis/importers/common/graph_capture.h"
 #include "analysis/importers/input_hints.h"
 #include "analysis/importers/kineto/kineto_importer.h"
 #include "analysis/importers/ncu/ncu_importer.h"
@@ -107,10 +110,41 @@ absl::StatusOr<InputKind> CheckInput(const std::string& path, const ImportOption
   return kind;
 }
 
+// Graph captures pair with the kernels of Kineto replays; an nsys export carries its own
+// graph nodes (--cuda-graph-trace=node) and other inputs have no replays to pair.
+absl::Status CheckGraphCaptures(const std::string& path, InputKind kind,
+                                const ImportOptions& options) {
+  if (options.graph_captures == nullptr || kind == InputKind::kKinetoJson) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      path, ": --graph-capture pairs the graph replays of PyTorch profiler (Kineto) traces; this "
+            "is ", InputKindName(kind),
+      kind == InputKind::kNsysSqlite
+          ? " (an nsys export recorded with --cuda-graph-trace=node joins its graph nodes itself)"
+          : ""));
+}
+
 }  // namespace
+
+absl::StatusOr<std::shared_ptr<const GraphCaptureSet>> ReadGraphCaptures(
+    const std::vector<std::string>& paths, const ImportOptions& options) {
+  auto set = std::make_shared<GraphCaptureSet>();
+  ImportOptions o = options;
+  o.graph_captures = nullptr;
+  for (const std::string& path : paths) {
+    ASSIGN_OR_RETURN(InputKind kind, CheckInput(path, o));
+    if (kind != InputKind::kKinetoJson) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          path, ": graph captures are read from PyTorch profiler (Kineto) traces; this is ",
+          InputKindName(kind)));
+    }
+    RETURN_IF_ERROR(ReadKinetoGraphCaptures(path, o, set.get()));
+  }
+  return std::shared_ptr<const GraphCaptureSet>(std::move(set));
+}
 
 absl::StatusOr<proto::Trace> ImportFile(const std::string& path, const ImportOptions& options) {
   ASSIGN_OR_RETURN(InputKind kind, CheckInput(path, options));
+  RETURN_IF_ERROR(CheckGraphCaptures(path, kind, options));
   absl::StatusOr<proto::Trace> trace = absl::InternalError("unreachable");
   switch (kind) {
     case InputKind::kQtrace: trace = ImportQtrace(path, options); break;
@@ -126,6 +160,7 @@ absl::StatusOr<proto::Trace> ImportFile(const std::string& path, const ImportOpt
 
 absl::Status StreamFile(const std::string& path, TraceSink* sink, const ImportOptions& options) {
   ASSIGN_OR_RETURN(InputKind kind, CheckInput(path, options));
+  RETURN_IF_ERROR(CheckGraphCaptures(path, kind, options));
   switch (kind) {
     case InputKind::kQtrace: return StreamQtrace(path, options, sink);
     case InputKind::kNsysSqlite: return StreamNsysSqlite(path, options, sink);

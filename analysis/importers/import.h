@@ -40,7 +40,9 @@
 #define QPROF_ANALYSIS_IMPORTERS_IMPORT_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -48,6 +50,8 @@
 #include "proto/trace.pb.h"
 
 namespace qprof::importers {
+
+class GraphCaptureSet;  // common/graph_capture.h
 
 enum class InputKind { kUnknown, kQtrace, kNsysSqlite, kKinetoJson, kNcuCsv };
 
@@ -67,6 +71,10 @@ struct ImportOptions {
   // Kineto JSON events per decoded batch, in bytes; 0 = the default (1 MiB). Small values
   // make tests and fuzzers cross batch boundaries on small inputs.
   size_t batch_bytes = 0;
+  // Graph captures (ReadGraphCaptures): the kernels of CUDA-graph replays in a Kineto input
+  // take the contexts they had when their graph was captured (common/graph_capture.h).
+  // Shared, read-only, by every input of an analysis; other kinds of input are refused.
+  std::shared_ptr<const GraphCaptureSet> graph_captures;
 };
 
 // Detects the kind from the file's first bytes. NotFound if the file cannot be opened;
@@ -93,6 +101,13 @@ struct NcuJoinStats {
   int unmatched_ncu = 0;    // ncu kernels with no trace kernel of that name left
   int trace_kernels = 0;    // kernels in the trace
 };
+
+// Reads traces taken while CUDA (or HIP) graphs were captured (PyTorch profiler / Kineto
+// JSON; SGLang and vLLM write them per batch size or all in one file) into one set, for
+// ImportOptions::graph_captures. Errors name the file: one that is no Kineto trace, or that
+// holds no capture with a kernel launch, is refused.
+absl::StatusOr<std::shared_ptr<const GraphCaptureSet>> ReadGraphCaptures(
+    const std::vector<std::string>& paths, const ImportOptions& options = {});
 
 // Joins per-kernel Nsight Compute metrics onto the kernels of `trace`: the i-th ncu row
 // of a kernel name goes to the i-th launch of that name in the trace (start-time order).

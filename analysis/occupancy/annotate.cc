@@ -1,6 +1,7 @@
 #include "analysis/occupancy/annotate.h"
 
 #include <map>
+#include <set>
 
 #include "analysis/occupancy/device_limits.h"
 
@@ -53,8 +54,10 @@ bool FillLaunchOccupancy(const DeviceLimits& limits, const LaunchConfig& c,
 AnnotateStats AnnotateOccupancy(proto::Trace* trace, const DeviceLimits* fallback) {
   AnnotateStats st;
   std::map<uint32_t, absl::StatusOr<DeviceLimits>> by_device;
+  std::set<uint32_t> amd;  // never the fallback's (NVIDIA) rules on an AMD launch
   for (const proto::DeviceInfo& d : trace->header().devices()) {
     by_device.emplace(d.id(), DeviceLimitsFor(d));
+    if (d.vendor() == "AMD") amd.insert(d.id());
   }
   for (proto::Activity& a : *trace->mutable_activities()) {
     if (a.kind() != proto::ACTIVITY_KIND_KERNEL) continue;
@@ -67,7 +70,7 @@ AnnotateStats AnnotateOccupancy(proto::Trace* trace, const DeviceLimits* fallbac
     auto it = by_device.find(a.device_id());
     if (it != by_device.end() && it->second.ok()) {
       limits = &*it->second;
-    } else if (fallback != nullptr) {
+    } else if (fallback != nullptr && amd.count(a.device_id()) == 0) {
       limits = fallback;
     } else {
       why = it == by_device.end() ? "device not described in the trace header"

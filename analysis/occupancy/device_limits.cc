@@ -9,7 +9,17 @@ std::string ArchName(int major, int minor) { return absl::StrCat("sm_", major, m
 
 }  // namespace
 
+// AMD GPUs schedule 64-wide wavefronts on compute units with their own VGPR, SGPR and LDS
+// limits per SIMD and CU; the CUDA occupancy rules of analysis/devices/arch_limits do not
+// describe them, and no AMD rules are written and tested here yet, so nothing is computed.
+constexpr char kAmdNoOccupancy[] =
+    "AMD GPU: occupancy follows AMD's rules (64-wide wavefronts; VGPR, SGPR and LDS limits per "
+    "SIMD and compute unit), which qprof does not implement yet; NVIDIA's rules do not apply";
+
 absl::StatusOr<DeviceLimits> DeviceLimitsForSpec(const devices::DeviceSpec& spec) {
+  if (spec.vendor == "AMD") {
+    return absl::FailedPreconditionError(absl::StrCat(spec.name, ": ", kAmdNoOccupancy));
+  }
   int major = 0, minor = 0;
   if (!devices::ParseSmArch(spec.arch, &major, &minor)) {
     return absl::FailedPreconditionError(absl::StrCat(spec.name, ": architecture '", spec.arch,
@@ -35,6 +45,11 @@ absl::StatusOr<DeviceLimits> DeviceLimitsFor(const proto::DeviceInfo& dev) {
                                                       ") is not a GPU (", dev.kind(), ")"));
   }
   const devices::DeviceSpec* spec = devices::FindDevice(dev.name());
+  if (dev.vendor() == "AMD" || (spec != nullptr && spec->vendor == "AMD")) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "device ", dev.id(), " (", dev.name().empty() ? "unnamed" : dev.name(), "): ",
+        kAmdNoOccupancy));
+  }
   int major = static_cast<int>(dev.cc_major()), minor = static_cast<int>(dev.cc_minor());
   std::string cc_from = "the trace";
   if (major == 0 && !devices::ParseSmArch(dev.arch(), &major, &minor)) {

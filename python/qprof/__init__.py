@@ -66,6 +66,7 @@ def analyze(
     ncu: Optional[PathLike] = None,
     model: Optional[PathLike] = None,
     label: Optional[str] = None,
+    graph_capture: Union[PathLike, Sequence[PathLike], None] = None,
 ) -> Profile:
     """Analyse one or more traces together, as `qprof analyze PATHS...`.
 
@@ -77,6 +78,9 @@ def analyze(
     ncu: Nsight Compute CSV whose per-kernel metrics are joined onto the traces.
     model: model shape JSON for format ceilings of third-party traces.
     label: short label used by diffs.
+    graph_capture: PyTorch profiler trace(s) taken while the CUDA (or HIP) graphs were
+        captured (`--graph-capture`): the kernels of graph replays take the launch contexts
+        they had at capture, and so their roles.
     """
     files = _paths(paths)
     if not files:
@@ -89,6 +93,7 @@ def analyze(
             ncu=_path(ncu),
             model=_path(model),
             label=label or "",
+            graph_capture=_paths(graph_capture),
         )
     )
 
@@ -149,6 +154,7 @@ def analyze_partial(
     paths: Union[PathLike, Sequence[PathLike]],
     ncu: Optional[PathLike] = None,
     threads: int = 0,
+    graph_capture: Union[PathLike, Sequence[PathLike], None] = None,
 ) -> bytes:
     """The traces' aggregation state, as `qprof analyze --partial OUT.qprofile` writes it.
 
@@ -158,11 +164,14 @@ def analyze_partial(
     several groups and merging the partials gives the Profile of analysing them at once.
 
     threads: files read at once (0: one per core); a task given one core says 1.
+    graph_capture: traces taken while the CUDA graphs were captured, as for `analyze`.
     """
     files = _paths(paths)
     if not files:
         raise ValueError("no traces to analyse")
-    return _qprof.analyze_partial(files, ncu=_path(ncu), threads=int(threads))
+    return _qprof.analyze_partial(
+        files, ncu=_path(ncu), threads=int(threads), graph_capture=_paths(graph_capture)
+    )
 
 
 Partial = Union[bytes, bytearray, memoryview, PathLike]

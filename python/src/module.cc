@@ -36,9 +36,11 @@ namespace {
 
 PyProfile Analyze(const std::vector<std::string>& paths, const std::string& device,
                   const std::vector<std::string>& sass, const std::string& ncu,
-                  const std::string& model, const std::string& label) {
+                  const std::string& model, const std::string& label,
+                  const std::vector<std::string>& graph_capture) {
   api::AnalyzeRequest request;
   request.inputs = paths;
+  request.graph_captures = graph_capture;
   request.device = device;
   request.sass_paths = sass;
   request.ncu_csv = ncu;
@@ -51,9 +53,10 @@ PyProfile Analyze(const std::vector<std::string>& paths, const std::string& devi
 // .qprofile file (small: distinct kernels, devices, streams and steps, not launches).
 // Built with the GIL released; the bytes object is made once it is held again.
 nb::bytes AnalyzePartial(const std::vector<std::string>& paths, const std::string& ncu,
-                         int threads) {
+                         int threads, const std::vector<std::string>& graph_capture) {
   api::AnalyzeRequest request;
   request.inputs = paths;
+  request.graph_captures = graph_capture;
   request.ncu_csv = ncu;
   request.threads = threads;
   std::string bytes;
@@ -136,10 +139,13 @@ NB_MODULE(_qprof, m) {
 
   m.def("analyze", &Analyze, "paths"_a, "device"_a = "", "sass"_a = std::vector<std::string>{},
         "ncu"_a = "", "model"_a = "", "label"_a = "",
+        "graph_capture"_a = std::vector<std::string>{},
         nb::call_guard<nb::gil_scoped_release>(),
         "Reads the traces (any kind qprof reads) and analyses them together, as "
-        "`qprof analyze`.");
+        "`qprof analyze`; graph_capture: traces taken while CUDA graphs were captured "
+        "(`--graph-capture`).");
   m.def("analyze_partial", &AnalyzePartial, "paths"_a, "ncu"_a = "", "threads"_a = 0,
+        "graph_capture"_a = std::vector<std::string>{},
         "The traces' aggregation state as the bytes of a partial profile, as "
         "`qprof analyze --partial`; threads: files read at once (0: one per core).");
   m.def("merge", &Merge, "partials"_a, "names"_a = std::vector<std::string>{}, "device"_a = "",

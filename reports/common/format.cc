@@ -126,6 +126,15 @@ std::string DeviceLine(const proto::Profile& p) {
   return out.empty() ? "unknown device" : out;
 }
 
+bool IsAmdProfile(const proto::Profile& p) {
+  bool amd = false;
+  for (const auto& d : p.devices()) {
+    if (d.vendor() != "AMD") return false;
+    amd = true;
+  }
+  return amd;
+}
+
 double ClassShare(const proto::Profile& p, const std::string& cls) {
   for (const auto& c : p.classes()) {
     if (c.class_() == cls) return c.share();

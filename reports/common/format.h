@@ -44,6 +44,8 @@ std::string ThroughputWord(const proto::Profile& p);
 
 // The device line of a profile: "NVIDIA H200 (sm_90)", joined with " + " for several.
 std::string DeviceLine(const proto::Profile& p);
+// True when the profiled devices are AMD GPUs ("tensor" then means matrix cores).
+bool IsAmdProfile(const proto::Profile& p);
 
 // Share of a pipe class in a profile (0 when absent).
 double ClassShare(const proto::Profile& p, const std::string& cls);

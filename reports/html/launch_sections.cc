@@ -127,10 +127,13 @@ std::string LatencySection(const proto::Profile& p) {
       "threads per SM, as Kineto estimates it).</p>",
       s.launches_with_context(), s.launches(),
       s.graph_launches() ? fmt::format(" ({} launched by CUDA graphs: their context is the "
-                                       "graph launch's)",
+                                       "graph launch's, unless a graph capture gave them theirs)",
                                        s.graph_launches())
                          : "",
       s.launches_with_occupancy());
+  for (const std::string& g : s.graph_capture()) {
+    out += fmt::format("<p class=\"small\" data-graph-capture>Graph capture: {}.</p>", Escape(g));
+  }
   if (s.reported_compared() > 0 || s.reported_zero_optin() > 0) {
     out += fmt::format(
         "<p class=\"small\" id=\"occupancy-check\">Beside the trace's own estimate (Kineto "

@@ -45,8 +45,13 @@ std::string Headline(const proto::Profile& p) {
   out += Card("Device", DeviceLine(p), "", "card-device", "", true);
   out += Card("Model", run.model().empty() ? "not recorded" : run.model(), "", "", "", true);
   std::string fmt_text = run.format().empty() ? "unknown" : run.format();
+  std::string fmt_note;
+  if (run.format().empty() && !p.format_inferred().empty()) {
+    fmt_text = p.format_inferred() + " (inferred)";
+    fmt_note = fmt::format("<span class=\"small muted\">{}</span>", Escape(p.format_inferred_from()));
+  }
   if (!run.moe_backend().empty()) fmt_text += " (" + run.moe_backend() + ")";
-  out += Card("Format", fmt_text, "", "card-format", "", false);
+  out += Card("Format", fmt_text, fmt_note, "card-format", "", false);
   out += Card("Batch", run.batch() ? std::to_string(run.batch()) : "n/a", "", "card-batch");
   if (t.tokens_per_s() > 0) {
     out += Card("Tokens/s", FormatSig3(t.tokens_per_s()), pb, "tokens-per-s",
@@ -58,8 +63,11 @@ std::string Headline(const proto::Profile& p) {
   out += Card("Kernel time", FormatNs(static_cast<double>(t.kernel_time_ns())),
               Badge(BadgeKindFor(prov), fmt::format("{} launches", t.kernel_count())),
               "kernel-time", fmt::format("data-ns=\"{}\"", t.kernel_time_ns()));
-  out += Card("Tensor-core share", FormatShare(ClassShare(p, "tensor")),
-              "<span class=\"small muted\">of kernel time, on tensor-core kernels</span>",
+  out += Card(IsAmdProfile(p) ? "Matrix-core share" : "Tensor-core share",
+              FormatShare(ClassShare(p, "tensor")),
+              IsAmdProfile(p) ? "<span class=\"small muted\">of kernel time, on matrix-core "
+                                "(MFMA) kernels: class \"tensor\"</span>"
+                              : "<span class=\"small muted\">of kernel time, on tensor-core kernels</span>",
               "tensor-share",
               fmt::format("data-value=\"{}\"", html::Num(ClassShare(p, "tensor"), 6)));
   out += "</div>\n";

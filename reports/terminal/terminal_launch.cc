@@ -61,6 +61,7 @@ void ProfileLaunches(const proto::Profile& p, TermCtx& c) {
       s.launches_with_context(), s.launches());
   if (s.graph_launches() > 0) foot += fmt::format(" ({} from CUDA-graph launches)", s.graph_launches());
   foot += ".";
+  for (const std::string& g : s.graph_capture()) foot += " Graph capture: " + g + ".";
   if (s.reported_compared() > 0 || s.reported_zero_optin() > 0) {
     foot += fmt::format(
         " Beside the trace's own estimate: {} launches compared, max difference {:.2f} "

@@ -34,6 +34,11 @@ void ProfileHeadline(const proto::Profile& p, Ctx& c) {
   c.Line(c.o.color ? std::string(kBold) + title + kReset : title);
   const std::string prov = ProfileProvenance(p);
   c.Line(fmt::format("  device     {}", DeviceLine(p)));
+  if (run.format().empty() && !p.format_inferred().empty()) {
+    c.out += FitOrWrap(fmt::format("format     {} (inferred: {})", p.format_inferred(),
+                                   p.format_inferred_from()),
+                       c.width, "  ");
+  }
   const auto& t = p.totals();
   if (t.tokens_per_s() > 0) {
     std::string detail = prov;
@@ -68,6 +73,9 @@ void ProfileClasses(const proto::Profile& p, Ctx& c) {
               {std::to_string(r.calls())}});
   }
   c.out += t.Render(c.o.color);
+  if (IsAmdProfile(p)) {
+    c.Line("  on AMD GPUs \"tensor\" is the matrix cores (MFMA/XDL kernels), \"simt\" the vector ALUs");
+  }
 }
 
 void ProfileKernels(const proto::Profile& p, Ctx& c) {

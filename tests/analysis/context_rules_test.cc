@@ -98,14 +98,15 @@ TEST(Classify, LaunchContextSetsTheRoleNotTheClass) {
   Classifier c({});
   proto::Activity a;
   a.set_kind(proto::ACTIVITY_KIND_KERNEL);
-  a.set_name("bmm_E2m1E2m1E4m3_Fp32_t128x8x512u2_s6_et128x8_m128x8x64_cga1x1x1_16dp256b_TN");
+  // An FP8 batched GEMM (MoE or MLA BMM: only the context tells).
+  a.set_name("bmm_E4m3_E4m3E4m3_Fp32_t128x8x512u2_s6_et128x8_m128x8x64_cga1x1x1_16dp256b_TN");
   ContextVerdict v = MatchContext(F({"ProfilerStep#1", "vllm::moe_forward", "aten::empty"}));
   proto::Attribution at = c.Classify(a, a.name(), &v);
   EXPECT_EQ(at.role(), "moe.experts");
-  EXPECT_EQ(at.pipe_class(), "tensor");  // from the name rule bmm_*e2m1*
+  EXPECT_EQ(at.pipe_class(), "tensor");  // from the name rule bmm_*
   EXPECT_EQ(at.evidence(), "launch_context");
   EXPECT_NE(at.evidence_detail().find("vllm::moe_forward"), std::string::npos);
-  EXPECT_NE(at.evidence_detail().find("bmm_*e2m1*"), std::string::npos);
+  EXPECT_NE(at.evidence_detail().find("rule bmm_*:"), std::string::npos);
   // Without the context: the name rule's role.
   at = c.Classify(a, a.name());
   EXPECT_EQ(at.role(), "gemm.dense");

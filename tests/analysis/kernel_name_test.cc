@@ -55,5 +55,18 @@ TEST(KernelName, FoldNvtxPath) {
   EXPECT_EQ(FoldNvtxPath(""), "");
 }
 
+TEST(KernelName, FoldModuleInstances) {
+  // torch's profiler numbers each instance of a module class: one layer's RMSNorm is the
+  // 31st, another's the 22nd; the class keeps its own digits.
+  EXPECT_EQ(FoldModuleInstances("nn.Module: Qwen2RMSNorm_31"), "nn.Module: Qwen2RMSNorm_N");
+  EXPECT_EQ(FoldModuleInstances("nn.Module: Qwen2RMSNorm_22"), "nn.Module: Qwen2RMSNorm_N");
+  EXPECT_EQ(FoldModuleInstances("nn.Module: Qwen2RMSNorm_31 (python)"),
+            "nn.Module: Qwen2RMSNorm_N (python)");
+  EXPECT_EQ(FoldModuleInstances("nn.Module: Linear_0"), "nn.Module: Linear_N");
+  EXPECT_EQ(FoldModuleInstances("nn.Module: Fp8Linear"), "nn.Module: Fp8Linear");
+  EXPECT_EQ(FoldModuleInstances("vllm::moe_forward"), "vllm::moe_forward");
+  EXPECT_EQ(FoldModuleInstances("model.py(88): forward"), "model.py(88): forward");
+}
+
 }  // namespace
 }  // namespace qprof::aggregate

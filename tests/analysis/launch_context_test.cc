@@ -58,7 +58,8 @@ TEST(AnalyzeLaunchContext, RowsSplitByContextRoleWithLaunchStatistics) {
   d->set_name("NVIDIA H100 80GB HBM3");
   d->set_cc_major(9);
   d->set_sm_count(132);
-  const std::string bmm = "bmm_E2m1E2m1E4m3_Fp32_t128x8x512_TN";
+  // An FP8 batched GEMM: its name says a GEMM (an FP4 one would name the MoE by itself).
+  const std::string bmm = "bmm_E4m3_E4m3E4m3_Fp32_t128x8x512_TN";
   int64_t t0 = 0;
   // Three launches in the MoE layer (one of 1000 blocks), two from a plain matmul.
   Kernel(&t, bmm, t0 += 1000, 100, {"vllm::moe_forward", "aten::empty"});

@@ -52,6 +52,22 @@ uint32_t LaunchStackTable::Stack(const std::vector<uint32_t>& frames, uint32_t d
   return it->second;
 }
 
+uint32_t LaunchStackTable::CopyStack(const proto::LaunchContextStats& from, uint32_t stack) {
+  if (stack == 0 || stack >= static_cast<uint32_t>(from.stacks_size())) return 0;
+  const proto::LaunchStack& s = from.stacks(static_cast<int>(stack));
+  std::vector<uint32_t> frames;
+  frames.reserve(static_cast<size_t>(s.frames_size()));
+  for (uint32_t f : s.frames()) {
+    if (f >= static_cast<uint32_t>(from.frames_size())) continue;
+    const proto::LaunchFrame& src = from.frames(static_cast<int>(f));
+    const int before = stats_->frames_size();
+    const uint32_t id = Frame(src.name(), src.kind());
+    if (stats_->frames_size() > before) *stats_->mutable_frames(static_cast<int>(id)) = src;
+    frames.push_back(id);
+  }
+  return Stack(frames, s.frames_dropped());
+}
+
 bool LaunchContextBuilder::IsPlumbingFrame(std::string_view name) {
   if (name.rfind("<built-in method", 0) == 0) return true;
   if (name.find("torch/nn/modules/module.py(") != std::string_view::npos &&

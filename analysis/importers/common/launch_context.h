@@ -50,6 +50,10 @@ class LaunchStackTable {
   // Index of the stack of `frames` (table indices, outermost first) with `dropped` outer
   // frames left out; 0 for no frames. *added says whether it is new.
   uint32_t Stack(const std::vector<uint32_t>& frames, uint32_t dropped, bool* added = nullptr);
+  // Interns stack `stack` of another trace's tables `from` (graph captures): its frames
+  // (a frame new to this table is copied whole, every field, so what an importer records on
+  // a frame travels with it) and the stack; 0 when `stack` is 0 or not in `from`.
+  uint32_t CopyStack(const proto::LaunchContextStats& from, uint32_t stack);
   proto::LaunchContextStats* stats() const { return stats_; }
 
  private:

@@ -104,6 +104,7 @@ simdjson::error_code KinetoEventDecoder::Decode(od::object& obj, KinetoEvent* e)
   e->has_reported_occupancy = false;
   e->reported_occupancy_pct = 0;
   e->extra_args.clear();
+  e->launch_kernel.clear();
   e->metrics.clear();
   e->text_ids.clear();
   bool have_cat = false, is_complete = true;
@@ -219,6 +220,9 @@ simdjson::error_code KinetoEventDecoder::DecodeArgs(od::object& args, KinetoEven
         e->reported_occupancy_pct = *d;
         e->has_reported_occupancy = true;
       }
+    } else if (key == "kernel" && e->kind == KinetoEventKind::kRuntime &&
+               t == od::json_type::string) {
+      e->launch_kernel = Unquote(tok);  // kernel names hold no JSON escapes
     } else if (e->kind == KinetoEventKind::kKernel && !IsIgnoredArg(key)) {
       // Collective args of NCCL kernels and the like, verbatim.
       e->extra_args.emplace_back(Utf8Clean(key), Unquote(tok));

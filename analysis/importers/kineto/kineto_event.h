@@ -49,6 +49,9 @@ struct KinetoEvent {
   bool has_reported_occupancy = false;
   double reported_occupancy_pct = 0;  // kernels: "est. achieved occupancy %"
   std::vector<std::pair<std::string, std::string>> extra_args;  // kernels: unknown scalar args
+  // Launch calls: the kernel the call launched, where the runtime records it (ROCm's
+  // hipLaunchKernel and friends write args "kernel"; CUDA's runtime records do not).
+  std::string launch_kernel;
   std::vector<std::pair<std::string, double>> metrics;          // profiler ranges
   // pid/tid given as text with no trailing number (or as numbers that do not fit): the text,
   // in document order, for IdNumbering to turn into numbers.

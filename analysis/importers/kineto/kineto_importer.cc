@@ -11,7 +11,9 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "analysis/devices/device_specs.h"
 #include "analysis/importers/common/import_util.h"
 #include "analysis/importers/kineto/byte_source.h"
 #include "analysis/importers/kineto/json_stream.h"
@@ -35,6 +37,11 @@ constexpr uint64_t kParallelBytes = 32 << 20;
 // named in a warning and left out.
 constexpr int64_t kImplausibleDurationNs = int64_t{3600} * 1000 * 1000 * 1000;
 
+std::string BaseName(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
 bool IsSyntaxError(simdjson::error_code e) {
   switch (e) {
     case simdjson::TAPE_ERROR:
@@ -56,9 +63,14 @@ bool IsSyntaxError(simdjson::error_code e) {
 // inputs), commits each event to the PendingTrace, and at the end hands the trace to a sink.
 class KinetoReader : public TraceJsonHandler {
  public:
-  KinetoReader(const std::string& label, int workers) : label_(label), workers_(workers) {
+  // `captures`: read a graph-capture trace into it (Finish builds the captures and hands
+  // the sink nothing); `join`: captures a replay's graph kernels are joined to.
+  KinetoReader(const std::string& label, int workers, GraphCaptureSet* captures,
+               const GraphCaptureSet* join)
+      : label_(label), workers_(workers), captures_(captures), join_(join) {
     FillImportedHeader(&trace_, label, "kineto-json");
     if (workers > 0) pool_ = std::make_unique<ParallelBatches>(workers);
+    if (captures_ != nullptr) pending_.KeepCalls();
   }
 
   absl::Status OnMember(std::string_view key, std::string_view json) override;
@@ -80,6 +92,8 @@ class KinetoReader : public TraceJsonHandler {
 
   const std::string& label_;
   const int workers_;
+  GraphCaptureSet* const captures_;
+  const GraphCaptureSet* const join_;
   proto::Trace trace_;  // header only; activities and ranges go to the sink
   std::unique_ptr<ParallelBatches> pool_;
   bool pool_failed_ = false;
@@ -136,6 +150,43 @@ absl::Status KinetoReader::OnMember(std::string_view key, std::string_view json)
   return absl::OkStatus();
 }
 
+// PyTorch on ROCm writes the same deviceProperties with HIP's values: computeMajor/Minor
+// are the gfx family digits (gfx942 -> 9.4), not a CUDA compute capability, and warpSize is
+// 64. An AMD device is named by its name, its gfx target (gcnArchName where the trace has
+// it, else the spec table's for that name) and never as an sm_XY.
+void DescribeVendor(const std::string& gcn_arch, bool rocm_key, bool cuda_key,
+                    proto::DeviceInfo* d) {
+  const std::string lower = absl::AsciiStrToLower(d->name());
+  const bool amd = !gcn_arch.empty() || rocm_key || d->warp_size() == 64 ||
+                   lower.find("amd") != std::string::npos ||
+                   lower.find("instinct") != std::string::npos ||
+                   lower.find("radeon") != std::string::npos;
+  if (amd) {
+    d->set_vendor("AMD");
+    const uint32_t major = d->cc_major(), minor = d->cc_minor();
+    d->set_cc_major(0);
+    d->set_cc_minor(0);
+    // "gfx942:sramecc+:xnack-": the target, without its feature flags.
+    std::string arch = gcn_arch.substr(0, gcn_arch.find(':'));
+    if (arch.empty()) {
+      if (const devices::DeviceSpec* s = devices::FindDevice(d->name()); s && !s->IsNvidia()) {
+        arch = s->arch;
+      }
+    }
+    d->set_arch(arch);
+    if (d->name().empty()) {
+      d->set_name(!arch.empty() ? absl::StrCat("AMD GPU (", arch, ")")
+                  : major > 0   ? absl::StrCat("AMD GPU (HIP ", major, ".", minor, ")")
+                                : "AMD GPU");
+    }
+    if (!d->limits_source().empty()) d->set_limits_source("Kineto deviceProperties (ROCm)");
+    return;
+  }
+  if (cuda_key || lower.find("nvidia") != std::string::npos) d->set_vendor("NVIDIA");
+  if (d->cc_major() > 0) d->set_arch(absl::StrCat("sm_", d->cc_major(), d->cc_minor()));
+  if (d->name().empty()) d->set_name("unknown");
+}
+
 void KinetoReader::ReadDeviceProperties(od::document& doc) {
   od::array arr;
   if (doc.get_array().get(arr)) return;
@@ -144,16 +195,26 @@ void KinetoReader::ReadDeviceProperties(od::document& doc) {
     if (elem.get_object().get(obj)) return;
     proto::DeviceInfo d;
     d.set_kind("gpu");
+    std::string gcn_arch;
+    bool rocm_key = false, cuda_key = false;
     for (auto field : obj) {
       std::string_view k, tok;
       if (field.unescaped_key().get(k)) return;
       od::value v;
       if (field.value().get(v)) return;
-      if (k == "name") {
+      if (k == "name" || k == "gcnArchName") {
         std::string_view s;
-        if (!v.get_string().get(s)) d.set_name(Utf8Clean(s));
+        if (!v.get_string().get(s)) {
+          if (k == "name") d.set_name(Utf8Clean(s));
+          else gcn_arch = Utf8Clean(s);
+        }
         continue;
       }
+      // Keys only one vendor's Kineto writes (libkineto DeviceProperties.cpp): ROCm builds
+      // add maxSharedMemoryPerMultiProcessor, CUDA builds the per-SM register and optin
+      // shared-memory sizes.
+      rocm_key |= k == "maxSharedMemoryPerMultiProcessor";
+      cuda_key |= k == "regsPerMultiprocessor" || k == "sharedMemPerBlockOptin";
       tok = v.raw_json_token();
       uint64_t n = ParseUint(tok).value_or(0);
       if (k == "id") d.set_id(static_cast<uint32_t>(n));
@@ -169,12 +230,12 @@ void KinetoReader::ReadDeviceProperties(od::document& doc) {
       else if (k == "sharedMemPerBlock") d.set_shared_mem_per_block(n);
       else if (k == "sharedMemPerMultiprocessor") d.set_shared_mem_per_sm(n);
       else if (k == "sharedMemPerBlockOptin") d.set_shared_mem_per_block_optin(n);
+      else if (k == "maxSharedMemoryPerMultiProcessor") d.set_shared_mem_per_sm(n);
     }
     if (d.max_threads_per_sm() > 0 || d.regs_per_sm() > 0 || d.shared_mem_per_sm() > 0) {
       d.set_limits_source("Kineto deviceProperties");
     }
-    if (d.cc_major() > 0) d.set_arch(absl::StrCat("sm_", d.cc_major(), d.cc_minor()));
-    if (d.name().empty()) d.set_name("unknown");
+    DescribeVendor(gcn_arch, rocm_key, cuda_key, &d);
     bool dup = false;
     for (const auto& have : trace_.header().devices()) dup |= have.id() == d.id();
     if (!dup) *trace_.mutable_header()->add_devices() = std::move(d);
@@ -289,6 +350,10 @@ void KinetoReader::Commit(KinetoEvent& e) {
       if (e.has_correlation && e.has_ts) {
         pending_.AddLaunch(e.correlation, {e.pid_num, e.tid_num}, e.ts_ns, e.name);
       }
+      if (captures_ != nullptr && e.has_ts) {
+        pending_.AddCall({e.pid_num, e.tid_num}, e.ts_ns, e.has_dur ? e.dur_ns : 0, e.name,
+                         e.launch_kernel);
+      }
       return;
     case KinetoEventKind::kUserAnnotation:
       if (e.has_ts) {
@@ -319,8 +384,17 @@ void KinetoReader::Commit(KinetoEvent& e) {
 }
 
 void KinetoReader::Finish(bool truncated, const std::string& truncation_detail, TraceSink* sink) {
+  if (captures_ != nullptr) {
+    captures_->sources.push_back(label_);
+    if (truncated) {
+      captures_->warnings.push_back(absl::StrCat(label_, ": the file ends early (",
+                                                 truncation_detail, "); captures read before"));
+    }
+    pending_.BuildCaptures(BaseName(label_), captures_);
+    return;
+  }
   sink->Begin(trace_.header());
-  pending_.Emit(base_ns_, trace_.mutable_header(), sink);
+  pending_.Emit(base_ns_, trace_.mutable_header(), sink, join_);
   proto::CollectorStats* c = trace_.mutable_header()->mutable_collector();
   c->set_records_total(pending_.size());
   c->set_records_invalid(skipped_ + invalid_times_ + implausible_);
@@ -362,9 +436,11 @@ using SourceFactory = std::function<absl::StatusOr<std::unique_ptr<ByteSource>>(
 
 // One read of the document; Aborted when parallel decoding must give way to one thread.
 absl::Status ReadOnce(const SourceFactory& open, const std::string& label,
-                      const ImportOptions& options, int workers, TraceSink* sink) {
+                      const ImportOptions& options, int workers, TraceSink* sink,
+                      GraphCaptureSet* captures) {
   ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> source, open());
-  auto reader = std::make_unique<KinetoReader>(label, workers);
+  auto reader = std::make_unique<KinetoReader>(label, workers, captures,
+                                               options.graph_captures.get());
   Progress progress(options.progress, "reading " + label);
   absl::Status s = StreamTraceJson(source.get(), label, reader.get(), &progress, Limits(options));
   absl::Status drained = reader->Drain();
@@ -380,7 +456,8 @@ absl::Status ReadOnce(const SourceFactory& open, const std::string& label,
 }
 
 absl::Status Stream(const SourceFactory& open, const std::string& label,
-                    const ImportOptions& options, TraceSink* sink) {
+                    const ImportOptions& options, TraceSink* sink,
+                    GraphCaptureSet* captures = nullptr) {
   int workers = 0;
   {
     ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> probe, open());
@@ -391,8 +468,13 @@ absl::Status Stream(const SourceFactory& open, const std::string& label,
       workers = static_cast<int>(cores);
     }
   }
-  absl::Status s = ReadOnce(open, label, options, workers, sink);
-  if (workers > 0 && absl::IsAborted(s)) s = ReadOnce(open, label, options, 0, sink);
+  // A capture read that gives way starts over with what it had gathered dropped.
+  const size_t captures_before = captures != nullptr ? captures->captures.size() : 0;
+  absl::Status s = ReadOnce(open, label, options, workers, sink, captures);
+  if (workers > 0 && absl::IsAborted(s)) {
+    if (captures != nullptr) captures->captures.resize(captures_before);
+    s = ReadOnce(open, label, options, 0, sink, captures);
+  }
   return s;
 }
 
@@ -410,6 +492,36 @@ absl::Status StreamKinetoJsonBytes(std::string_view bytes, const std::string& la
         return MemoryByteSource(bytes, label);
       },
       label, options, sink);
+}
+
+namespace {
+
+absl::Status ReadCaptures(const SourceFactory& open, const std::string& label,
+                          const ImportOptions& options, GraphCaptureSet* set) {
+  const size_t before = set->captures.size();
+  RETURN_IF_ERROR(Stream(open, label, options, nullptr, set));
+  if (set->captures.size() == before) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        label, ": no kernel launches between a cudaStreamBeginCapture and cudaStreamEndCapture "
+               "(or hipStream...) call: not a profile taken while CUDA graphs were captured"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ReadKinetoGraphCaptures(const std::string& path, const ImportOptions& options,
+                                     GraphCaptureSet* set) {
+  return ReadCaptures([&path] { return OpenByteSource(path); }, path, options, set);
+}
+
+absl::Status ReadKinetoGraphCapturesBytes(std::string_view bytes, const std::string& label,
+                                          const ImportOptions& options, GraphCaptureSet* set) {
+  return ReadCaptures(
+      [bytes, &label]() -> absl::StatusOr<std::unique_ptr<ByteSource>> {
+        return MemoryByteSource(bytes, label);
+      },
+      label, options, set);
 }
 
 absl::StatusOr<proto::Trace> ImportKinetoJson(const std::string& path,

@@ -25,6 +25,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "analysis/importers/common/graph_capture.h"
 #include "analysis/importers/common/trace_sink.h"
 #include "analysis/importers/import.h"
 #include "proto/trace.pb.h"
@@ -44,6 +45,15 @@ absl::Status StreamKinetoJson(const std::string& path, const ImportOptions& opti
                               TraceSink* sink);
 absl::Status StreamKinetoJsonBytes(std::string_view bytes, const std::string& label,
                                    const ImportOptions& options, TraceSink* sink);
+
+// Reads a trace taken while CUDA (or HIP) graphs were captured into `set` (its launches
+// per capture, with their contexts: common/graph_capture.h); InvalidArgument when the file
+// holds no capture with a kernel launch. Several files may be read into one set.
+absl::Status ReadKinetoGraphCaptures(const std::string& path, const ImportOptions& options,
+                                     GraphCaptureSet* set);
+// The same from bytes in memory; `label` names it in errors and capture labels.
+absl::Status ReadKinetoGraphCapturesBytes(std::string_view bytes, const std::string& label,
+                                          const ImportOptions& options, GraphCaptureSet* set);
 
 }  // namespace qprof::importers
 

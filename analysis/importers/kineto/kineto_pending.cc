@@ -50,11 +50,15 @@ void PendingTrace::AddGpu(KinetoEvent& e) {
   gpu_.push_back(p);
 }
 
-void PendingTrace::AddLaunch(uint64_t correlation, ThreadKey thread, int64_t ts_ns,
-                             const std::string& api) {
+uint32_t PendingTrace::ApiIndex(const std::string& api) {
   auto [it, inserted] = api_ids_.try_emplace(api, static_cast<uint32_t>(api_names_.size()));
   if (inserted) api_names_.push_back(api);
-  runtime_.push_back({correlation, thread, ts_ns, it->second});
+  return it->second;
+}
+
+void PendingTrace::AddLaunch(uint64_t correlation, ThreadKey thread, int64_t ts_ns,
+                             const std::string& api) {
+  runtime_.push_back({correlation, thread, ts_ns, ApiIndex(api)});
 }
 
 void PendingTrace::AddCpuRange(ThreadKey thread, int64_t start, int64_t end,
@@ -191,12 +195,43 @@ void PendingTrace::AttachProfilerRanges(proto::CollectorStats* c) {
 }
 
 // deviceProperties lists every GPU of the machine; keep those the trace used, and name the
-// ones it used but does not describe "unknown".
+// ones it used but does not describe "unknown". ROCm traces number devices apart from their
+// deviceProperties (kernels on device 2 or 9 of a process that lists one GPU as id 0): a
+// used device it does not list is described as the listed GPUs when they are all alike,
+// with a warning that says so.
 void PendingTrace::DescribeDevices(proto::TraceHeader* header) const {
   std::vector<uint32_t> seen;
   for (const PendingGpu& p : gpu_) seen.push_back(p.device);
   std::sort(seen.begin(), seen.end());
   seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
+  bool alike = header->devices_size() > 0;
+  for (const auto& d : header->devices()) {
+    proto::DeviceInfo a = d, b = header->devices(0);
+    a.clear_id();
+    b.clear_id();
+    alike &= a.SerializeAsString() == b.SerializeAsString();
+  }
+  if (alike) {
+    const proto::DeviceInfo listed = header->devices(0);
+    std::vector<uint32_t> described;
+    for (uint32_t id : seen) {
+      bool have = false;
+      for (const auto& d : header->devices()) have |= d.id() == id;
+      if (have) continue;
+      proto::DeviceInfo* d = header->add_devices();
+      *d = listed;
+      d->set_id(id);
+      described.push_back(id);
+    }
+    if (!described.empty()) {
+      std::string ids;
+      for (uint32_t id : described) absl::StrAppend(&ids, ids.empty() ? "" : ", ", id);
+      header->mutable_collector()->add_warnings(absl::StrCat(
+          "kernels run on device ", ids, ", which deviceProperties does not list (ROCm "
+          "numbers devices apart from it); described as the ", header->devices_size() -
+          described.size(), " GPU(s) it lists, all alike (", listed.name(), ")"));
+    }
+  }
   auto* devs = header->mutable_devices();
   if (!seen.empty()) {
     for (int i = devs->size() - 1; i >= 0; --i) {
@@ -258,6 +293,7 @@ void PendingTrace::FillActivity(const PendingGpu& p, int64_t base_ns, proto::Act
       if (!api.empty()) ctx->set_launch_api(api);
     }
     ctx->set_graph_launch(p.graph_launch);
+    if (p.graph_capture) ctx->set_graph_capture(true);
   }
   if (p.has_reported_occupancy) {
     a->mutable_occupancy()->set_reported_est_occupancy_pct(p.reported_occupancy_pct);
@@ -273,7 +309,8 @@ void PendingTrace::FillActivity(const PendingGpu& p, int64_t base_ns, proto::Act
 
 // Ranges, then the activities in (start, device, stream) order, as ImportFile documents;
 // the launch-context tables before the first activity.
-void PendingTrace::Emit(int64_t base_ns, proto::TraceHeader* header, TraceSink* sink) {
+void PendingTrace::Emit(int64_t base_ns, proto::TraceHeader* header, TraceSink* sink,
+                        const GraphCaptureSet* captures) {
   auto shifted = [base_ns, sink](const proto::NvtxRange& r) {
     if (base_ns == 0) return sink->Range(r);
     proto::NvtxRange s = r;
@@ -284,6 +321,7 @@ void PendingTrace::Emit(int64_t base_ns, proto::TraceHeader* header, TraceSink* 
   cpu_ranges_.Build(shifted);
   gpu_ranges_.Build(shifted);
   JoinLaunches(header->mutable_launch_context_stats());
+  if (captures != nullptr) JoinGraphCaptures(*captures, header->mutable_launch_context_stats());
   AttachProfilerRanges(header->mutable_collector());
   DescribeDevices(header);
   sink->LaunchContexts(header->launch_context_stats());

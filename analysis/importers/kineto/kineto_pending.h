@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/importers/common/graph_capture.h"
 #include "analysis/importers/common/import_util.h"
 #include "analysis/importers/common/launch_context.h"
 #include "analysis/importers/common/trace_sink.h"
@@ -49,8 +50,18 @@ class PendingTrace {
 
   // Resolves everything and hands it to `sink`, times shifted by `base_ns`; keeps the
   // devices used in `header`, adds the counter-join statistics to its collector and the
-  // launch contexts to its launch_context_stats.
-  void Emit(int64_t base_ns, proto::TraceHeader* header, TraceSink* sink);
+  // launch contexts to its launch_context_stats. With `captures`, the kernels of graph
+  // replays take their capture-time contexts (common/graph_capture.h).
+  void Emit(int64_t base_ns, proto::TraceHeader* header, TraceSink* sink,
+            const GraphCaptureSet* captures = nullptr);
+
+  // Graph-capture traces (kineto_capture.cc): every launch-API call is kept, with the
+  // kernel its record names, and BuildCaptures turns the calls made inside each
+  // Stream{Begin,End}Capture pair into a capture of `set`, labelled "<label> #k".
+  void KeepCalls() { keep_calls_ = true; }
+  void AddCall(ThreadKey thread, int64_t ts_ns, int64_t dur_ns, const std::string& api,
+               const std::string& kernel);
+  void BuildCaptures(const std::string& label, GraphCaptureSet* set);
 
  private:
 // A GPU event, compact, until the end of the file: its launch call, the annotations that
@@ -70,6 +81,7 @@ class PendingTrace {
     const std::string* path = nullptr;
     uint32_t stack = 0;          // launch context (index into the header's stacks)
     bool graph_launch = false;
+    bool graph_capture = false;  // `stack` is the capture-time context
     bool has_reported_occupancy = false;
     double reported_occupancy_pct = 0;  // Kineto's "est. achieved occupancy %"
     bool from_profiler_range = false;  // a kernel known only by its counter range
@@ -88,7 +100,16 @@ class PendingTrace {
     std::vector<std::pair<std::string, double>> metrics;
   };
 
+  struct Call {
+    ThreadKey thread;
+    int64_t ts_ns, dur_ns;
+    uint32_t api;     // index into api_names_
+    uint32_t kernel;  // index into names_ + 1; 0 = not recorded
+  };
+
   uint32_t NameIndex(const std::string& name);
+  uint32_t ApiIndex(const std::string& api);
+  void JoinGraphCaptures(const GraphCaptureSet& set, proto::LaunchContextStats* stats);
   void JoinLaunches(proto::LaunchContextStats* stats);
   void AttachProfilerRanges(proto::CollectorStats* collector);
   void DescribeDevices(proto::TraceHeader* header) const;
@@ -107,6 +128,8 @@ class PendingTrace {
   std::unordered_map<std::string, uint32_t> api_ids_;
   size_t gpu_range_count_ = 0;
   std::vector<ProfilerRange> profiler_ranges_;
+  bool keep_calls_ = false;
+  std::vector<Call> calls_;
 };
 
 }  // namespace qprof::importers

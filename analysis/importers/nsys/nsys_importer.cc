@@ -17,7 +17,9 @@
 #include "absl/strings/str_join.h"
 #include "analysis/importers/common/import_util.h"
 #include "analysis/importers/common/launch_context.h"
+#include "analysis/importers/nsys/graph_nodes.h"
 #include "analysis/importers/nsys/launch_join.h"
+#include "analysis/importers/nsys/nsys_tables.h"
 #include "analysis/importers/nsys/sqlite_db.h"
 #include "base/status_macros.h"
 
@@ -73,11 +75,14 @@ bool IsLaunchConfig(int col) {
   return col == kGraphNode || col == kGraph || (col >= kGridX && col <= kDynamicSmem);
 }
 
-std::string SelectList(const Columns& c, const char* prefix, bool launch_config, RowColumns* rc) {
+// `graph_nodes`: graphNodeId is read whatever the sink wants (the graph-node join needs it).
+std::string SelectList(const Columns& c, const char* prefix, bool launch_config, bool graph_nodes,
+                       RowColumns* rc) {
   std::vector<std::string> cols;
   for (int i = 0; i < kColCount; ++i) {
     rc->at[i] = -1;
-    if (!c.Has(kColNames[i]) || (!launch_config && IsLaunchConfig(i))) continue;
+    const bool wanted = launch_config || !IsLaunchConfig(i) || (graph_nodes && i == kGraphNode);
+    if (!c.Has(kColNames[i]) || !wanted) continue;
     rc->at[i] = static_cast<int>(cols.size());
     cols.push_back(absl::StrCat(prefix, "\"", kColNames[i], "\""));
   }
@@ -117,6 +122,7 @@ class NsysReader {
     RETURN_IF_ERROR(PrepareJoin());
     ASSIGN_OR_RETURN(bool has_nvtx, db_->HasTable("NVTX_EVENTS"));
     if (has_nvtx) RETURN_IF_ERROR(Guard("NVTX_EVENTS", ReadRanges()));
+    RETURN_IF_ERROR(Guard(GraphNodeIndex::kTable, graph_nodes_.Read(db_)));
     for (const ActivityTable& t : kActivityTables) {
       ASSIGN_OR_RETURN(bool has, db_->HasTable(t.name));
       if (has) RETURN_IF_ERROR(Guard(t.name, ReadActivities(t)));
@@ -165,6 +171,7 @@ class NsysReader {
   void FillActivity(const SqliteStmt& st, const RowColumns& c, proto::ActivityKind kind,
                     proto::Activity* a);
   void SetLaunch(int64_t global_tid, int64_t start, int64_t api_name_id, proto::Activity* a);
+  void SetCaptureContext(proto::Activity* a);
   const std::string& ApiName(int64_t id);
   void FinishHeader();
 
@@ -185,6 +192,8 @@ class NsysReader {
   // Launch contexts: the NVTX push/pop frames per thread and the trace's stack tables.
   LaunchContextBuilder contexts_;
   LaunchStackTable stack_table_{trace_header_.mutable_launch_context_stats()};
+  GraphNodeIndex graph_nodes_;
+  uint64_t node_kernels_ = 0, node_no_creation_ = 0, node_no_frames_ = 0;
   uint64_t context_kernels_ = 0;
   bool can_join_ = false;       // the runtime table has what the join needs
   bool runtime_has_name_ = false;
@@ -197,50 +206,8 @@ class NsysReader {
 };
 
 absl::Status NsysReader::ReadDevices() {
-  ASSIGN_OR_RETURN(bool has_gpu, db_->HasTable("TARGET_INFO_GPU"));
-  if (!has_gpu) {
-    device_warnings_.push_back("no TARGET_INFO_GPU table: device names unknown");
-    return absl::OkStatus();
-  }
-  ASSIGN_OR_RETURN(Columns c, db_->TableColumns("TARGET_INFO_GPU"));
-  ASSIGN_OR_RETURN(SqliteStmt st, db_->Prepare(c.SelectAll("TARGET_INFO_GPU")));
-  const int name = c.Index("name");
-  while (true) {
-    absl::StatusOr<bool> row = st.Step();
-    if (!row.ok()) return Guard("TARGET_INFO_GPU", row.status());
-    if (!*row) break;
-    auto col = [&st, &c](const char* n) { return st.Int(c.Index(n)); };
-    uint32_t id = static_cast<uint32_t>(col("id"));
-    if (!described_.insert(id).second) continue;
-    proto::DeviceInfo* d = trace_header_.add_devices();
-    d->set_id(id);
-    d->set_kind("gpu");
-    d->set_name(name >= 0 && !st.IsNull(name) ? Utf8Clean(st.Text(name)) : "unknown");
-    uint32_t major = static_cast<uint32_t>(col("computeMajor"));
-    uint32_t minor = static_cast<uint32_t>(col("computeMinor"));
-    d->set_cc_major(major);
-    d->set_cc_minor(minor);
-    if (major > 0) d->set_arch(absl::StrCat("sm_", major, minor));
-    d->set_sm_count(static_cast<uint32_t>(col("smCount")));
-    d->set_memory_bytes(static_cast<uint64_t>(col("totalMemory")));
-    // memoryBandwidth is in bytes/s in nsys exports.
-    d->set_memory_bandwidth_gbps(static_cast<double>(col("memoryBandwidth")) / 1e9);
-    d->set_clock_mhz(static_cast<double>(col("clockRate")) / 1e6);
-    // Occupancy limits (columns of newer exports; absent ones read as 0 = unknown).
-    d->set_max_threads_per_block(static_cast<uint32_t>(col("maxThreadsPerBlock")));
-    d->set_max_warps_per_sm(static_cast<uint32_t>(col("maxWarpsPerSm")));
-    d->set_max_blocks_per_sm(static_cast<uint32_t>(col("maxBlocksPerSm")));
-    d->set_regs_per_block(static_cast<uint32_t>(col("maxRegistersPerBlock")));
-    d->set_regs_per_sm(static_cast<uint32_t>(col("maxRegistersPerSm")));
-    d->set_warp_size(static_cast<uint32_t>(col("threadsPerWarp")));
-    d->set_shared_mem_per_block(static_cast<uint64_t>(col("maxShmemPerBlock")));
-    d->set_shared_mem_per_block_optin(static_cast<uint64_t>(col("maxShmemPerBlockOptin")));
-    d->set_shared_mem_per_sm(static_cast<uint64_t>(col("maxShmemPerSm")));
-    if (d->max_warps_per_sm() > 0 || d->regs_per_sm() > 0) {
-      d->set_limits_source("nsys TARGET_INFO_GPU");
-    }
-  }
-  return absl::OkStatus();
+  absl::Status st = ReadNsysDevices(db_, &trace_header_, &described_, &device_warnings_);
+  return Guard("TARGET_INFO_GPU", st);
 }
 
 absl::Status NsysReader::PrepareJoin() {
@@ -256,45 +223,8 @@ absl::Status NsysReader::PrepareJoin() {
   return absl::OkStatus();
 }
 
-// Time the host spent in CUDA runtime/driver calls, and in kernel launches among them,
-// summed per call name in one scan: SQLite's GROUP BY sorts every row (0.36 s CPU per
-// million calls measured here), a map of the few distinct names does not (nothing is kept
-// per call).
 absl::Status NsysReader::ReadHostCalls() {
-  ASSIGN_OR_RETURN(bool has_runtime, db_->HasTable(kRuntimeTable));
-  if (!has_runtime) return absl::OkStatus();
-  ASSIGN_OR_RETURN(Columns c, db_->TableColumns(kRuntimeTable));
-  if (!c.Has("start") || !c.Has("end") || !c.Has("nameId")) return absl::OkStatus();
-  ASSIGN_OR_RETURN(SqliteStmt scan,
-                   db_->Prepare(absl::StrCat("SELECT nameId, \"end\" - start FROM ", kRuntimeTable,
-                                             " WHERE \"end\" >= start")));
-  struct Sums {
-    uint64_t calls = 0, ns = 0;
-  };
-  std::map<int64_t, Sums> by_name;
-  auto last = by_name.end();
-  while (true) {
-    ASSIGN_OR_RETURN(bool row, scan.Step());
-    if (!row) break;
-    const int64_t id = scan.IsNull(0) ? -1 : scan.Int(0);  // -1: no name
-    if (last == by_name.end() || last->first != id) last = by_name.try_emplace(id).first;
-    ++last->second.calls;
-    last->second.ns += static_cast<uint64_t>(scan.Int(1));
-  }
-  proto::HostCalls* h = trace_header_.mutable_host_calls();
-  for (const auto& [id, sums] : by_name) {
-    auto it = strings_.find(id);  // StringIds, as the kernels' names
-    const std::string* name = it == strings_.end() ? nullptr : &it->second;
-    const uint64_t calls = sums.calls;
-    const uint64_t ns = sums.ns;
-    h->set_runtime_calls(h->runtime_calls() + calls);
-    h->set_runtime_ns(h->runtime_ns() + ns);
-    if (name != nullptr && IsLaunchCall(*name)) {
-      h->set_launch_calls(h->launch_calls() + calls);
-      h->set_launch_ns(h->launch_ns() + ns);
-    }
-  }
-  return absl::OkStatus();
+  return ReadNsysHostCalls(db_, strings_, trace_header_.mutable_host_calls());
 }
 
 // Push/pop ranges go into the per-thread index that gives launches their paths; start/end
@@ -430,6 +360,31 @@ void NsysReader::SetLaunch(int64_t global_tid, int64_t start, int64_t api_name_i
   }
 }
 
+// A replayed kernel's node, followed back to the launch that created it during capture
+// (graph_nodes.h): the NVTX frames open on that thread then are its context, in place of
+// the graph launch's. Its nvtx_path stays the replay's (the step it ran in).
+void NsysReader::SetCaptureContext(proto::Activity* a) {
+  ++node_kernels_;
+  const auto created = graph_nodes_.CaptureOf(a->pid(), a->graph_node_id());
+  if (!created) {
+    ++node_no_creation_;
+    return;
+  }
+  proto::LaunchContext ctx;
+  const ThreadKey thread{PidOf(created->global_tid), TidOf(created->global_tid)};
+  if (contexts_.ContextAt(thread, created->start, "", false, &stack_table_, &ctx)) {
+    sink_->LaunchContexts(trace_header_.launch_context_stats());
+  }
+  if (ctx.stack() == 0) {
+    ++node_no_frames_;
+    return;
+  }
+  proto::LaunchContextStats* cs = trace_header_.mutable_launch_context_stats();
+  if (a->launch_context().stack() == 0) cs->set_with_context(cs->with_context() + 1);
+  a->mutable_launch_context()->set_stack(ctx.stack());
+  a->mutable_launch_context()->set_graph_capture(true);
+}
+
 absl::Status NsysReader::ReadActivities(const ActivityTable& table) {
   const bool exact_join = exact_join_;
   ASSIGN_OR_RETURN(Columns c, db_->TableColumns(table.name));
@@ -440,7 +395,8 @@ absl::Status NsysReader::ReadActivities(const ActivityTable& table) {
     ASSIGN_OR_RETURN(total, db_->EstimateRows(table.name));
   }
   RowColumns rc;
-  const std::string cols = SelectList(c, "t.", sink_->WantsLaunchConfig(), &rc);
+  const std::string cols =
+      SelectList(c, "t.", sink_->WantsLaunchConfig(), !graph_nodes_.empty(), &rc);
   std::string sql = absl::StrCat("SELECT ", cols, " FROM \"", table.name, "\" t");
   if (join && exact_join) {
     const std::string pid = c.Has("globalPid") ? "((t.globalPid >> 24) & 16777215)" : "0";
@@ -506,6 +462,7 @@ absl::Status NsysReader::ReadActivities(const ActivityTable& table) {
         proto::LaunchContextStats* cs = trace_header_.mutable_launch_context_stats();
         cs->set_graph_launches(cs->graph_launches() + 1);
       }
+      if (a.graph_node_id() != 0 && !graph_nodes_.empty()) SetCaptureContext(&a);
     }
     ++activities_;
     sink_->TakeActivity(&a);
@@ -526,6 +483,23 @@ void NsysReader::FinishHeader() {
                  "with the kernel's correlation id");
   cs->set_kernels(context_kernels_);
   cs->set_no_launch_record(unlaunched_);
+  if (node_kernels_ > 0) {
+    proto::GraphCaptureJoin* j = cs->mutable_graph_capture();
+    j->set_method("nsys graph nodes (--cuda-graph-trace=node): each replayed kernel's "
+                  "graphNodeId followed through CUDA_GRAPH_NODE_EVENTS.originalGraphNodeId to the "
+                  "node created during capture; the NVTX ranges open on its thread then");
+    j->set_kernels(node_kernels_);
+    j->set_unmatched(node_no_creation_ + node_no_frames_);
+    j->set_matched(node_kernels_ - j->unmatched());
+    if (node_no_creation_ > 0) {
+      j->add_notes(absl::StrCat(node_no_creation_, " kernels: no CUDA_GRAPH_NODE_EVENTS row leads "
+                                                   "from their node to its creation during capture"));
+    }
+    if (node_no_frames_ > 0) {
+      j->add_notes(absl::StrCat(node_no_frames_, " kernels: no NVTX range was open on the "
+                                                 "capturing thread when their node was created"));
+    }
+  }
   proto::CollectorStats* c = trace_header_.mutable_collector();
   c->set_records_total(activities_);
   c->set_records_invalid(invalid_);

@@ -1,8 +1,12 @@
 // The streamed analysis against the in-memory one, per-rank analysis of generated rank sets
 // (8 and 64 ranks made from a shared trace, one rank slowed down), and partial profiles:
 // analysing files at once equals merging their partials.
+#include <zlib.h>
+
 #include <cmath>
 #include <filesystem>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -395,6 +399,53 @@ TEST(Groups, NumberedStepFramesDoNotMakeAGroupPerStep) {
     at_once.Merge(std::move(one));
   }
   ExpectEqual(Finish(at_once), Finish(merged), "4 numbered-step partials merged");
+}
+
+// torch's profiler numbers each instance of a module class ("nn.Module: Qwen2RMSNorm_31"):
+// folded like step numbers, the same kernel launched from every layer's instance is one
+// group and one row with one context, not one per layer. The instance frames are counted in
+// the raw trace (a plain scan of its text), so the test shows there were many to fold.
+TEST(Groups, ModuleInstancesDoNotMakeAGroupPerLayer) {
+  const std::string dir = testing::SharedTestData();
+  if (dir.empty()) GTEST_SKIP() << "no ../shared/testdata (set QPROF_TESTDATA)";
+  const std::string path = dir + "/kineto/h100_qwen1.5-0.5b_inference.json.gz";
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << "no " << path;
+  std::set<std::string> instances;
+  {
+    gzFile f = gzopen(path.c_str(), "rb");
+    ASSERT_NE(f, nullptr);
+    std::string text;
+    char buf[1 << 16];
+    int n;
+    while ((n = gzread(f, buf, sizeof buf)) > 0) text.append(buf, static_cast<size_t>(n));
+    gzclose(f);
+    const std::string tag = "\"nn.Module: Qwen2RMSNorm_";
+    for (size_t at = text.find(tag); at != std::string::npos; at = text.find(tag, at + 1)) {
+      instances.insert(text.substr(at, text.find('"', at + 1) - at));
+    }
+  }
+  ASSERT_GT(instances.size(), 10u) << "the trace has one RMSNorm module per layer";
+
+  auto state = IngestFile(path, Quiet());
+  ASSERT_TRUE(state.ok()) << state.status();
+  std::map<std::string, int> rmsnorm_groups;  // kernel -> groups launched under an RMSNorm
+  for (const auto& g : state->groups) {
+    if (g.context == 0) continue;
+    const std::string& shown = state->contexts[g.context - 1].innermost;
+    EXPECT_EQ(shown.find("Qwen2RMSNorm_1"), std::string::npos) << shown;
+    if (shown.find("Qwen2RMSNorm") != std::string::npos) {
+      EXPECT_NE(shown.find("nn.Module: Qwen2RMSNorm_N"), std::string::npos) << shown;
+      ++rmsnorm_groups[g.name];
+    }
+  }
+  ASSERT_FALSE(rmsnorm_groups.empty());
+  for (const auto& [name, n] : rmsnorm_groups) EXPECT_EQ(n, 1) << name;
+  const proto::Profile p = Finish(*state);
+  for (const auto& k : p.kernels()) {
+    if (k.launch_context().find("RMSNorm") == std::string::npos) continue;
+    EXPECT_EQ(k.launch_context(), "nn.Module: Qwen2RMSNorm_N (python)") << k.name();
+    EXPECT_EQ(k.role(), "norm") << k.name();
+  }
 }
 
 }  // namespace
