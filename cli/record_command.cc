@@ -1,4 +1,4 @@
-// `qprof record [--metrics] [--out DIR] [--duration S] [--] CMD ARGS...`
+// `qprof record [--metrics[=full]] [--out DIR] [--duration S] [--] CMD ARGS...`
 //
 // Like `nsys profile`: options before the command are qprof's, everything from the first
 // word that is not one of them (or after `--`) is the command and its arguments.
@@ -7,8 +7,9 @@
 // libqprof_inject.so (and NVTX_INJECTION64_PATH at libcupti, for NVTX ranges), so every
 // CUDA process it starts writes <out>/qprof-<pid>-<token>.qtrace (the token is new for
 // every run). With --metrics the command runs a second time with hardware counters
-// (kernel replay: slow, timing distorted) and the per-kernel metrics are joined onto
-// the kernels of the first run. Then the traces are listed and summarised like
+// (kernel replay: slow, timing distorted; the number of counter passes, i.e. how often
+// every kernel is replayed, is printed before it starts) and the per-kernel metrics are
+// joined onto the kernels of the first run. Then the traces are listed and summarised like
 // `qprof analyze` does; a trace a killed process left unfinished is read up to its last
 // whole chunk and reported as cut.
 //
@@ -49,6 +50,7 @@
 #include "proto/trace_io.h"
 #include "reports/terminal/terminal_report.h"
 #ifdef QPROF_WITH_CUDA
+#include "profiler/cupti/cupti_collector.h"
 #include "profiler/cupti/metrics_join.h"
 #endif
 
@@ -57,6 +59,7 @@ namespace {
 
 struct RecordOptions {
   bool metrics = false;
+  std::string metric_set;  // "default" (also when empty) or "full"
   std::string out_dir = "qprof-traces";
   double duration_s = 0;
   std::vector<std::string> command;
@@ -185,6 +188,52 @@ absl::Status JoinMetricsPass(const std::set<std::string>& traces,
 #endif
 }
 
+// Before the metrics pass: what it will cost, per kind of GPU the trace pass ran on, from
+// libcupti's own pass scheduling offline (profiler/cupti, MetricPassCostFor).
+void PrintMetricsCost(const std::set<std::string>& trace_files, const std::string& set_name) {
+#ifdef QPROF_WITH_CUDA
+  profiler::cupti::MetricSet set = profiler::cupti::MetricSet::kDefault;
+  profiler::cupti::ParseMetricSet(set_name, &set);
+  std::set<std::pair<int, int>> capabilities;
+  for (const std::string& f : trace_files) {
+    absl::StatusOr<proto::Trace> t = ReadTrace(f);
+    if (!t.ok()) continue;
+    for (const proto::DeviceInfo& d : t->header().devices()) {
+      if (d.kind() == "gpu" && d.cc_major() > 0) capabilities.insert({d.cc_major(), d.cc_minor()});
+    }
+  }
+  if (capabilities.empty()) {
+    fmt::print(stderr, "qprof: metrics pass ({} set): the trace pass recorded no GPU, so its cost "
+                       "is said when it starts\n", profiler::cupti::MetricSetName(set));
+  }
+  for (const auto& [major, minor] : capabilities) {
+    absl::StatusOr<profiler::cupti::MetricPassCost> cost =
+        profiler::cupti::MetricPassCostFor(major, minor, set);
+    if (!cost.ok()) {
+      fmt::print(stderr, "qprof: metrics pass ({} set) on compute capability {}.{}: cost not "
+                         "known before it starts ({})\n", profiler::cupti::MetricSetName(set),
+                 major, minor, cost.status().message());
+      continue;
+    }
+    fmt::print(stderr, "qprof: metrics pass ({} set, {} metrics) on {} ({}): {} counter passes, "
+                       "so every kernel is replayed {} times with its memory saved and restored\n",
+               profiler::cupti::MetricSetName(set), cost->metrics.size(), cost->chip,
+               cost->products, cost->passes, cost->passes);
+    if (set == profiler::cupti::MetricSet::kDefault) {
+      absl::StatusOr<profiler::cupti::MetricPassCost> full =
+          profiler::cupti::MetricPassCostFor(major, minor, profiler::cupti::MetricSet::kFull);
+      if (full.ok()) {
+        fmt::print(stderr, "qprof: (--metrics=full adds SM throughput: {} passes on {})\n",
+                   full->passes, full->chip);
+      }
+    }
+  }
+#else
+  (void)trace_files;
+  (void)set_name;
+#endif
+}
+
 void PrintSummary(const std::vector<proto::Trace>& traces) {
   size_t kernels = 0;
   for (const proto::Trace& t : traces) {
@@ -285,10 +334,13 @@ absl::Status RunRecord(const RecordOptions& o) {
         "the CUDA driver did not load ", inject, " (see the qprof[inject] lines above)"));
   }
   if (o.metrics) {
+    PrintMetricsCost(traces.complete, o.metric_set);
     fmt::print(stderr, "qprof: metrics pass: running the command again with hardware counters "
                        "(kernel replay, slower)\n");
     env.metrics_pass = true;
-    ASSIGN_OR_RETURN(int mcode, RunChild(o.command, RecordEnvironment(env)));
+    std::map<std::string, std::string> metrics_env = RecordEnvironment(env);
+    metrics_env["QPROF_METRIC_SET"] = o.metric_set.empty() ? "default" : o.metric_set;
+    ASSIGN_OR_RETURN(int mcode, RunChild(o.command, metrics_env));
     if (mcode != 0) fmt::print(stderr, "qprof: metrics pass exited with status {}\n", mcode);
     const RunTraces metric_files = ListRunTraces(env.out_dir, env.run_token, true);
     if (metric_files.complete.empty()) {
@@ -325,10 +377,16 @@ void RegisterRecordCommand(CLI::App& app, CommandRunner& runner) {
   CLI::App* sub = app.add_subcommand(
       "record", "Profile any CUDA program: run it with the CUPTI injection library, write "
                 "one trace per CUDA process and print a summary");
-  sub->add_flag("--metrics", o->metrics,
-                "Run the command a second time with hardware counters (tensor/FMA pipe, "
-                "DRAM and SM throughput per kernel; kernel replay, slow) and join them onto "
-                "the first run's kernels");
+  CLI::Option* metrics =
+      sub->add_option("--metrics", o->metric_set,
+                      "Run the command a second time with hardware counters and join them onto "
+                      "the first run's kernels (kernel replay: every kernel runs once per "
+                      "counter pass, printed before the pass starts). `--metrics`: tensor-pipe "
+                      "and FMA-pipe utilisation and DRAM throughput per kernel (about three "
+                      "passes); `--metrics=full` (or `--metrics full`) adds SM throughput "
+                      "(about ten passes)")
+          ->expected(0, 1)
+          ->check(CLI::IsMember({"default", "full"}));
   sub->add_option("--out", o->out_dir,
                   "Folder for the traces (qprof-<pid>-<run token>.qtrace, one per CUDA process)")
       ->capture_default_str();
@@ -343,7 +401,10 @@ void RegisterRecordCommand(CLI::App& app, CommandRunner& runner) {
                   "before it is optional, as with nsys profile)")
       ->required()
       ->expected(-1);
-  sub->callback([&runner, o] { runner.action = [o] { return RunRecord(*o); }; });
+  sub->callback([&runner, o, metrics] {
+    o->metrics = metrics->count() > 0;
+    runner.action = [o] { return RunRecord(*o); };
+  });
 }
 
 }  // namespace qprof::cli
