@@ -3,8 +3,11 @@
 // streams records into a .qtrace with trace_wire.h). No Abseil, no protobuf here.
 //
 // Trace mode: activity records (kernels, copies, memsets, API calls, NVTX markers) in
-// buffers from a capped pool. Metrics mode: per-kernel counters from the range profiler,
-// one session per CUDA context, kernels named from the driver's launch callbacks.
+// buffers from a capped pool; replayed CUDA-graph kernels get the NVTX path their node was
+// captured under (capture_paths.h). Metrics mode: per-kernel counters from the range
+// profiler, one session per CUDA context and at most one per device at a time, each range
+// tied to the launch it measured from CUPTI's launch, capture and graph callbacks or
+// refused (range_match.h, graph_tracker.h; collector_launches.cc).
 //
 // Threads and what each may do:
 //  - CUPTI's threads (and application threads when a buffer fills) call
@@ -18,8 +21,9 @@
 //    flush, which CUPTI documents as meant for a separate thread).
 //  - The application thread runs Start/Stop and CUPTI's API and resource callbacks.
 // Lock order: queue_mu_ and decoder_mu_ are never held together, metrics_mu_ is never
-// held while either is taken, and no lock of ours is held across a CUPTI call that may
-// call back (flush, disable, unsubscribe).
+// held while either is taken, graph_events_mu_ and the GraphTracker's lock are leaves
+// (nothing is taken while one is held), and no lock of ours is held across a CUPTI call
+// that may call back (flush, disable, unsubscribe).
 //
 // Stop() order (as Kineto does it): disable the activity kinds, force-flush, wait until
 // every BufferCompleted already running on a CUPTI thread has returned, then refuse new
