@@ -26,6 +26,7 @@
 #include "base/status_macros.h"
 #include "fmt/core.h"
 #ifdef QPROF_API_WITH_CUDA
+#include "profiler/cupti/cupti_collector.h"
 #include "profiler/cupti/metrics_join.h"
 #endif
 #include "proto/trace_io.h"
@@ -155,6 +156,55 @@ absl::Status JoinMetricsPass(const std::set<std::string>& traces,
 #endif
 }
 
+// Before the metrics pass: what it will cost, per kind of GPU the trace pass ran on, from
+// libcupti's own pass scheduling offline (profiler/cupti, MetricPassCostFor).
+void NoteMetricsCost(const std::set<std::string>& trace_files, const std::string& set_name,
+                     const NoteFn& note) {
+#ifdef QPROF_API_WITH_CUDA
+  if (!note) return;
+  profiler::cupti::MetricSet set = profiler::cupti::MetricSet::kDefault;
+  profiler::cupti::ParseMetricSet(set_name, &set);
+  std::set<std::pair<int, int>> capabilities;
+  for (const std::string& f : trace_files) {
+    absl::StatusOr<proto::Trace> t = ReadTrace(f);
+    if (!t.ok()) continue;
+    for (const proto::DeviceInfo& d : t->header().devices()) {
+      if (d.kind() == "gpu" && d.cc_major() > 0) capabilities.insert({d.cc_major(), d.cc_minor()});
+    }
+  }
+  if (capabilities.empty()) {
+    note(fmt::format("metrics pass ({} set): the trace pass recorded no GPU, so its cost is "
+                     "said when it starts", profiler::cupti::MetricSetName(set)));
+  }
+  for (const auto& [major, minor] : capabilities) {
+    absl::StatusOr<profiler::cupti::MetricPassCost> cost =
+        profiler::cupti::MetricPassCostFor(major, minor, set);
+    if (!cost.ok()) {
+      note(fmt::format("metrics pass ({} set) on compute capability {}.{}: cost not known "
+                       "before it starts ({})", profiler::cupti::MetricSetName(set), major,
+                       minor, cost.status().message()));
+      continue;
+    }
+    note(fmt::format("metrics pass ({} set, {} metrics) on {} ({}): {} counter passes, so "
+                     "every kernel is replayed {} times with its memory saved and restored",
+                     profiler::cupti::MetricSetName(set), cost->metrics.size(), cost->chip,
+                     cost->products, cost->passes, cost->passes));
+    if (set == profiler::cupti::MetricSet::kDefault) {
+      absl::StatusOr<profiler::cupti::MetricPassCost> full =
+          profiler::cupti::MetricPassCostFor(major, minor, profiler::cupti::MetricSet::kFull);
+      if (full.ok()) {
+        note(fmt::format("(--metrics=full adds SM throughput: {} passes on {})", full->passes,
+                         full->chip));
+      }
+    }
+  }
+#else
+  (void)trace_files;
+  (void)set_name;
+  (void)note;
+#endif
+}
+
 }  // namespace
 
 absl::StatusOr<RecordResult> Record(const RecordRequest& o) {
@@ -213,10 +263,17 @@ absl::StatusOr<RecordResult> Record(const RecordRequest& o) {
         "the CUDA driver did not load ", inject, " (see the qprof[inject] lines above)"));
   }
   if (o.metrics) {
+    if (!o.metric_set.empty() && o.metric_set != "default" && o.metric_set != "full") {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unknown metric set '", o.metric_set, "': default or full"));
+    }
+    NoteMetricsCost(traces.complete, o.metric_set, o.on_note);
     note("metrics pass: running the command again with hardware counters (kernel replay, "
          "slower)");
     env.metrics_pass = true;
-    ASSIGN_OR_RETURN(int mcode, RunChild(o.command, RecordEnvironment(env), o.on_note));
+    std::map<std::string, std::string> metrics_env = RecordEnvironment(env);
+    metrics_env["QPROF_METRIC_SET"] = o.metric_set.empty() ? "default" : o.metric_set;
+    ASSIGN_OR_RETURN(int mcode, RunChild(o.command, metrics_env, o.on_note));
     if (mcode != 0) note(fmt::format("metrics pass exited with status {}", mcode));
     const RunTraces metric_files = ListRunTraces(env.out_dir, env.run_token, true);
     if (metric_files.complete.empty()) {

@@ -2,8 +2,9 @@
 // CUDA_INJECTION64_PATH pointing at libqprof_inject.so (and NVTX_INJECTION64_PATH at
 // libcupti, for NVTX ranges), so every CUDA process it starts writes
 // <out>/qprof-<pid>-<token>.qtrace (the token is new for every run). With metrics the
-// command runs a second time with hardware counters (kernel replay: slow, timing distorted)
-// and the per-kernel metrics are joined onto the kernels of the first run. A trace a killed
+// command runs a second time with hardware counters (kernel replay: slow, timing distorted;
+// the number of counter passes, i.e. how often every kernel is replayed, is noted before it
+// starts) and the per-kernel metrics are joined onto the kernels of the first run. A trace a killed
 // process left unfinished is read up to its last whole chunk and reported as cut.
 //
 // The caller is the "child subreaper" of the command while it runs: processes the command
@@ -32,6 +33,7 @@ struct RecordRequest {
   std::string out_dir = "qprof-traces";
   double duration_s = 0;             // keep GPU activity of the first S seconds (0 = all)
   bool metrics = false;              // a second run with hardware counters
+  std::string metric_set;            // its set: "default" (also when empty) or "full"
   NoteFn on_note;                    // "recording ...", the metrics pass, orphans
 };
 

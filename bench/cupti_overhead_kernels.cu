@@ -23,6 +23,14 @@ __global__ void TinyKernel(float* out) {
   if (threadIdx.x == 0 && blockIdx.x == 0) out[0] += 1.f;
 }
 
+// Two kernels of their own names for tests that tell ranges apart by name and CTA count.
+__global__ void GridKernelA(float* out) {
+  if (out != nullptr && threadIdx.x == 0 && blockIdx.x == 0) out[0] += 1.f;
+}
+__global__ void GridKernelB(float* out) {
+  if (out != nullptr && threadIdx.x == 0 && blockIdx.x == 0) out[0] += 2.f;
+}
+
 }  // namespace
 
 int BenchLaunchStepKernel(const float* weights, const float* act, float* out, size_t n,
@@ -38,5 +46,14 @@ int BenchLaunchTinyKernelOn(float* out, void* stream) {
 
 int BenchLaunchTinyKernel(float* out) {
   TinyKernel<<<1, 32>>>(out);
+  return static_cast<int>(cudaGetLastError());
+}
+
+int BenchLaunchGridKernel(int which, float* out, int grid, void* stream) {
+  if (which == 0) {
+    GridKernelA<<<grid, 32, 0, static_cast<cudaStream_t>(stream)>>>(out);
+  } else {
+    GridKernelB<<<grid, 32, 0, static_cast<cudaStream_t>(stream)>>>(out);
+  }
   return static_cast<int>(cudaGetLastError());
 }

@@ -10,5 +10,8 @@ int BenchLaunchStepKernel(const float* weights, const float* act, float* out, si
 int BenchLaunchTinyKernel(float* out);
 // On a given cudaStream_t (passed as void* to keep CUDA types out of this header).
 int BenchLaunchTinyKernelOn(float* out, void* stream);
+// GridKernelA (which = 0) or GridKernelB (1) with `grid` blocks of 32 threads on `stream`
+// (nullptr: the current context's default stream); `out` may be null (nothing written).
+int BenchLaunchGridKernel(int which, float* out, int grid, void* stream);
 
 #endif  // QPROF_BENCH_CUPTI_OVERHEAD_KERNELS_H_

@@ -101,6 +101,24 @@ std::string UnknownCommandError(const CLI::App& app, int argc, char** argv) {
                       " (`qprof help` lists the commands)");
 }
 
+namespace {
+
+// An option whose value is optional takes the next word only when its validator accepts it
+// (one of a fixed list of values), so a command is never taken for the option's value.
+bool OptionalValueAccepted(const CLI::Option* opt, const std::string& word) {
+  if (word.empty() || word[0] == '-') return false;
+  try {
+    CLI::Validator* v = const_cast<CLI::Option*>(opt)->get_validator(0);
+    if (v == nullptr) return false;
+    std::string value = word;
+    return (*v)(value).empty();
+  } catch (const CLI::Error&) {
+    return false;  // no validator: the word starts the command
+  }
+}
+
+}  // namespace
+
 std::vector<std::string> InsertCommandSeparator(const CLI::App& sub, std::vector<std::string> args,
                                                 size_t first) {
   for (size_t i = first; i < args.size(); ++i) {
@@ -117,7 +135,12 @@ std::vector<std::string> InsertCommandSeparator(const CLI::App& sub, std::vector
       const bool match = is_long ? opt->check_lname(name) : opt->check_sname(name);
       if (!match) continue;
       const bool inline_value = is_long ? a.find('=') != std::string::npos : a.size() > 2;
-      if (opt->get_items_expected_min() > 0 && !inline_value) ++i;
+      if (opt->get_items_expected_min() > 0 && !inline_value) {
+        ++i;
+      } else if (!inline_value && opt->get_items_expected_max() > 0 && i + 1 < args.size() &&
+                 OptionalValueAccepted(opt, args[i + 1])) {
+        ++i;  // `--metrics full CMD`: the word is the option's value, not the command
+      }
       break;
     }
   }

@@ -1,4 +1,4 @@
-// `qprof record [--metrics] [--out DIR] [--duration S] [--] CMD ARGS...`
+// `qprof record [--metrics[=full]] [--out DIR] [--duration S] [--] CMD ARGS...`
 //
 // Like `nsys profile`: options before the command are qprof's, everything from the first
 // word that is not one of them (or after `--`) is the command and its arguments. The work
@@ -75,10 +75,16 @@ void RegisterRecordCommand(CLI::App& app, CommandRunner& runner) {
   CLI::App* sub = app.add_subcommand(
       "record", "Profile any CUDA program: run it with the CUPTI injection library, write "
                 "one trace per CUDA process and print a summary");
-  sub->add_flag("--metrics", o->metrics,
-                "Run the command a second time with hardware counters (tensor/FMA pipe, "
-                "DRAM and SM throughput per kernel; kernel replay, slow) and join them onto "
-                "the first run's kernels");
+  CLI::Option* metrics =
+      sub->add_option("--metrics", o->metric_set,
+                      "Run the command a second time with hardware counters and join them onto "
+                      "the first run's kernels (kernel replay: every kernel runs once per "
+                      "counter pass, printed before the pass starts). `--metrics`: tensor-pipe "
+                      "and FMA-pipe utilisation and DRAM throughput per kernel (about three "
+                      "passes); `--metrics=full` (or `--metrics full`) adds SM throughput "
+                      "(about ten passes)")
+          ->expected(0, 1)
+          ->check(CLI::IsMember({"default", "full"}));
   sub->add_option("--out", o->out_dir,
                   "Folder for the traces (qprof-<pid>-<run token>.qtrace, one per CUDA process)")
       ->capture_default_str();
@@ -93,7 +99,10 @@ void RegisterRecordCommand(CLI::App& app, CommandRunner& runner) {
                   "before it is optional, as with nsys profile)")
       ->required()
       ->expected(-1);
-  sub->callback([&runner, o] { runner.action = [o] { return RunRecord(*o); }; });
+  sub->callback([&runner, o, metrics] {
+    o->metrics = metrics->count() > 0;
+    runner.action = [o] { return RunRecord(*o); };
+  });
 }
 
 }  // namespace qprof::cli

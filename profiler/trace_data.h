@@ -86,6 +86,21 @@ struct DeviceData {  // proto::DeviceInfo
   double clock_mhz = 0;
 };
 
+struct CuptiDetailData {  // proto::CuptiCollectionDetail
+  std::string metric_set;
+  uint32_t metric_passes = 0;
+  uint64_t metric_ranges = 0;
+  uint64_t metric_ranges_refused = 0;
+  uint64_t launches_captured = 0;
+  uint64_t graph_launches = 0;
+  uint64_t graph_kernels_capture_path = 0;
+  uint64_t graph_kernels_unmapped = 0;
+  uint64_t records_incomplete = 0;
+  uint64_t buffers_not_returned = 0;
+  uint64_t metric_launches_past_limit = 0;
+  std::vector<std::string> contexts_not_profiled;
+};
+
 struct CollectorStatsData {  // proto::CollectorStats
   std::string collector;
   uint64_t records_dropped = 0;
@@ -116,6 +131,7 @@ struct CollectorStatsData {  // proto::CollectorStats
   uint64_t metrics_kernels_unmatched = 0;
   std::vector<std::string> metrics_missing;
   std::string ended_by;
+  std::optional<CuptiDetailData> cupti_detail;
 };
 
 struct RunData {  // proto::RunInfo (the fields a collector knows)

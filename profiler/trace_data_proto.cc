@@ -1,5 +1,7 @@
 #include "profiler/trace_data_proto.h"
 
+#include <algorithm>
+
 namespace qprof::profiler {
 
 void ToProto(const ActivityData& in, proto::Activity* out) {
@@ -115,6 +117,22 @@ void ToProto(const CollectorStatsData& in, proto::CollectorStats* s) {
   s->set_metrics_kernels_unmatched(s->metrics_kernels_unmatched() + in.metrics_kernels_unmatched);
   for (const std::string& m : in.metrics_missing) s->add_metrics_missing(m);
   if (!in.ended_by.empty()) s->set_ended_by(in.ended_by);
+  if (in.cupti_detail) {
+    const CuptiDetailData& d = *in.cupti_detail;
+    proto::CuptiCollectionDetail* o = s->mutable_cupti_detail();
+    if (!d.metric_set.empty()) o->set_metric_set(d.metric_set);
+    o->set_metric_passes(std::max(o->metric_passes(), d.metric_passes));
+    o->set_metric_ranges(o->metric_ranges() + d.metric_ranges);
+    o->set_metric_ranges_refused(o->metric_ranges_refused() + d.metric_ranges_refused);
+    o->set_launches_captured(o->launches_captured() + d.launches_captured);
+    o->set_graph_launches(o->graph_launches() + d.graph_launches);
+    o->set_graph_kernels_capture_path(o->graph_kernels_capture_path() + d.graph_kernels_capture_path);
+    o->set_graph_kernels_unmapped(o->graph_kernels_unmapped() + d.graph_kernels_unmapped);
+    o->set_records_incomplete(o->records_incomplete() + d.records_incomplete);
+    o->set_buffers_not_returned(o->buffers_not_returned() + d.buffers_not_returned);
+    o->set_metric_launches_past_limit(o->metric_launches_past_limit() + d.metric_launches_past_limit);
+    for (const std::string& c : d.contexts_not_profiled) o->add_contexts_not_profiled(c);
+  }
 }
 
 void ToProto(const HeaderData& in, proto::TraceHeader* out) {

@@ -203,6 +203,24 @@ class FrameEncoderImpl {
     Uint(27, s.metrics_kernels_unmatched, m);
     for (const std::string& w : s.metrics_missing) BytesAlways(28, w, m);
     String(29, s.ended_by, m);
+    if (s.cupti_detail) CuptiDetail(100, *s.cupti_detail, depth + 1, m);
+    Raw(field, *m, out);
+  }
+
+  void CuptiDetail(uint32_t field, const CuptiDetailData& d, int depth, std::string* out) {
+    std::string* m = S(depth);
+    String(1, d.metric_set, m);
+    Uint(2, d.metric_passes, m);
+    Uint(3, d.metric_ranges, m);
+    Uint(4, d.metric_ranges_refused, m);
+    Uint(5, d.launches_captured, m);
+    Uint(6, d.graph_launches, m);
+    Uint(7, d.graph_kernels_capture_path, m);
+    Uint(8, d.graph_kernels_unmapped, m);
+    Uint(9, d.records_incomplete, m);
+    Uint(10, d.buffers_not_returned, m);
+    Uint(11, d.metric_launches_past_limit, m);
+    for (const std::string& c : d.contexts_not_profiled) BytesAlways(12, c, m);
     Raw(field, *m, out);
   }
 

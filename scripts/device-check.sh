@@ -59,13 +59,14 @@ carry_tar=$root/build-device/carry/dist.tar.gz
 
 # What the device run executes, as build targets and as paths in the build tree.
 gpu_targets=(qprof qprof_inject kernels_cuda_test cuda_backend_test cuda_tp_test
-  cuda_step_kernels_test formats_codecs_cuda_test profiler_cupti_gpu_test qprof_copy_bandwidth
-  qprof_kernel_bench qprof_cupti_overhead qprof_cupti_trace_check)
+  cuda_step_kernels_test formats_codecs_cuda_test profiler_cupti_gpu_test cuda_graph_metrics_test
+  qprof_copy_bandwidth qprof_kernel_bench qprof_cupti_overhead qprof_cupti_trace_check)
 gpu_files=(cli/qprof cli/libqprof_inject.so tests/kernels/cuda/kernels_cuda_test
   tests/runtime/cuda/cuda_backend_test tests/runtime/cuda/cuda_tp_test
   tests/runtime/cuda/cuda_step_kernels_test tests/kernels/formats/cuda/formats_codecs_cuda_test
-  tests/profiler/cupti/profiler_cupti_gpu_test bench/qprof_copy_bandwidth
-  bench/qprof_kernel_bench bench/qprof_cupti_overhead bench/qprof_cupti_trace_check)
+  tests/profiler/cupti/profiler_cupti_gpu_test tests/runtime/cuda/cuda_graph_metrics_test
+  bench/qprof_copy_bandwidth bench/qprof_kernel_bench bench/qprof_cupti_overhead
+  bench/qprof_cupti_trace_check)
 # Loaded at run time with dlopen by libcupti (counters); carried beside it.
 dlopen_extras=(libnvperf_host.so libnvperf_target.so)
 # Libraries any Linux machine with the NVIDIA driver has: never carried.

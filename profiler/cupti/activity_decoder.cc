@@ -118,6 +118,7 @@ bool ActivityDecoder::KeepGpuRecord(uint64_t start, uint64_t end) {
   ++stats_.records_gpu;
   if (start == 0 || end <= start) {
     ++stats_.records_invalid;
+    if (start == 0 && end == 0) ++stats_.records_incomplete;
     return false;
   }
   last_timestamp_ = std::max(last_timestamp_, Ns(end));
@@ -276,7 +277,35 @@ void ActivityDecoder::Attribute(const LaunchInfo& launch, ActivityData* a) const
   a->nvtx_domain_paths = launch.domain_paths;
 }
 
+void ActivityDecoder::AddCapturedNode(uint64_t node_id, uint32_t launch_correlation,
+                                      uint32_t capture_correlation) {
+  capture_paths_.NodeCaptured(node_id, launch_correlation, capture_correlation,
+                              [this](uint32_t correlation, std::string* path) {
+                                const LaunchInfo* read = launches_.Find(correlation);
+                                if (read == nullptr) return false;
+                                *path = read->nvtx_path;
+                                return true;
+                              });
+}
+
+void ActivityDecoder::AddClonedNode(uint64_t node_id, uint64_t original_id) {
+  capture_paths_.NodeCloned(node_id, original_id);
+}
+
 void ActivityDecoder::Emit(ActivityData a) {
+  if (a.kind == ActivityKindData::kKernel && a.graph_node_id != 0) {
+    std::string below;
+    if (capture_paths_.PathBelowCapture(a.graph_node_id, &below)) {
+      ++stats_.graph_kernels_capture_path;
+      if (!below.empty()) {
+        a.args["graph_launch_nvtx_path"] = a.nvtx_path;
+        a.nvtx_path = a.nvtx_path.empty() ? below : a.nvtx_path + "/" + below;
+        a.args["nvtx_path_source"] = "graph capture";
+      }
+    } else {
+      ++stats_.graph_kernels_unmapped;
+    }
+  }
   auto ext = external_ids_.find(static_cast<uint32_t>(a.correlation_id));
   if (ext != external_ids_.end()) a.args["external_id"] = std::to_string(ext->second);
   ++stats_.emitted;
@@ -304,6 +333,7 @@ void ActivityDecoder::AddApi(const CUpti_ActivityAPI& api) {
   info.cbid = api.cbid;
   info.runtime = api.kind == CUPTI_ACTIVITY_KIND_RUNTIME;
   info.nvtx_path = nvtx_.PathOn(info.tid, &info.domain_paths);
+  capture_paths_.OnApiRecord(api.correlationId, info.nvtx_path);
   last_timestamp_ = std::max(last_timestamp_, Ns(api.end));
   launches_.Add(api.correlationId, std::move(info));
   auto held = pending_.find(api.correlationId);

@@ -38,6 +38,7 @@
 
 #include <cupti_activity.h>
 
+#include "profiler/cupti/capture_paths.h"
 #include "profiler/cupti/nvtx_ranges.h"
 #include "profiler/trace_data.h"
 
@@ -76,6 +77,8 @@ struct DecoderStats {
   uint64_t records_total = 0;      // every record handed to Add()
   uint64_t records_gpu = 0;        // kernel, memcpy and memset records
   uint64_t records_invalid = 0;    // GPU records with start == 0 or end <= start (or null)
+  uint64_t records_incomplete = 0; // ... of which start == end == 0: CUPTI returned the record
+                                   // of a kernel still running at a forced flush
   uint64_t records_unknown = 0;    // kinds we do not decode
   uint64_t records_outside_window = 0;  // dropped by the --duration window
   uint64_t over_cap = 0;           // GPU records left out past max_activities
@@ -83,6 +86,8 @@ struct DecoderStats {
   uint64_t overhead_ns = 0;        // sum of OVERHEAD records' durations
   uint64_t kernels = 0;
   uint64_t graph_kernels = 0;      // kernel records with a nonzero graph id
+  uint64_t graph_kernels_capture_path = 0;  // ... given their node's capture-time path
+  uint64_t graph_kernels_unmapped = 0;      // ... whose node's capture was not seen
   uint64_t unattributed = 0;       // GPU records emitted without their launch record
   uint64_t demangled = 0;          // names demangled (cache misses)
   uint64_t name_cache_hits = 0;
@@ -122,6 +127,14 @@ class ActivityDecoder {
   // enabled): GPU records are then released at once instead of held for them.
   void SetExpectLaunchRecords(bool expect) { expect_launch_records_ = expect; }
 
+  // CUDA graphs (capture_paths.h): kernel node `node_id` was created by the launch whose
+  // API record has `launch_correlation`, in the capture begun by `capture_correlation`;
+  // a replayed kernel of that node (or of a clone) takes the node's capture-time path
+  // below its own launch path. Call before the records of its replays are added.
+  void AddCapturedNode(uint64_t node_id, uint32_t launch_correlation,
+                       uint32_t capture_correlation);
+  void AddClonedNode(uint64_t node_id, uint64_t original_id);
+
   // Moves what is ready for the trace into *out (appending): GPU records whose launch is
   // known or given up on, ranges closed so far, devices seen. `final` releases every
   // held record and closes the ranges still open at the last timestamp seen.
@@ -155,6 +168,7 @@ class ActivityDecoder {
   std::vector<DeviceData> devices_;
   LaunchIndex launches_;
   NvtxTracker nvtx_;
+  CapturePaths capture_paths_;
   std::unordered_map<uint32_t, uint64_t> external_ids_;  // correlation id -> external id
   std::deque<uint32_t> external_order_;
   // name pointer -> (mangled text, demangled)

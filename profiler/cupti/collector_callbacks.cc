@@ -80,7 +80,10 @@ void CUPTIAPI CoreCallbacks::BufferRequested(uint8_t** buffer, size_t* size,
   CollectorCore* self = g_active.load();
   if (self == nullptr) return;  // CUPTI drops (and counts) what it cannot store
   self->requested_.fetch_add(1, std::memory_order_relaxed);
-  if (self->stopped_) return;
+  // After the final flush nothing more is decoded: a buffer handed out now would never
+  // come back to a running collector. During the flush CUPTI may still need buffers for
+  // records its device buffers held, so those are granted.
+  if (self->refusing_buffers_) return;
   try {
     uint8_t* b = self->pool_.Acquire();
     if (b != nullptr) {
@@ -161,78 +164,20 @@ void CollectorCore::OnCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbi
       BeginMetricsOn(resource->context);
     } else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
       // Tracing goes on: other contexts (other GPUs, the next context after a reset)
-      // still run. Only this context's counters must be read before it goes.
+      // still run. Only this context's counters must be read before it goes: they die
+      // with it.
       if (metrics_mode()) EndMetricsOn(resource->context);
       if (options_.on_context_teardown) options_.on_context_teardown();
+    } else if (cbid >= CUPTI_CBID_RESOURCE_GRAPH_CREATED &&
+               cbid <= CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED &&
+               resource->resourceDescriptor != nullptr) {
+      OnGraphResource(cbid, *static_cast<const CUpti_GraphData*>(resource->resourceDescriptor));
     }
     return;
   }
-  if (domain == CUPTI_CB_DOMAIN_DRIVER_API && metrics_mode()) {
-    const auto* api = static_cast<const CUpti_CallbackData*>(data);
-    // At exit, and only for launches that succeeded: a failed launch makes no range.
-    if (api->callbackSite != CUPTI_API_EXIT || api->symbolName == nullptr) return;
-    const auto* rc = static_cast<const CUresult*>(api->functionReturnValue);
-    if (rc != nullptr && *rc != CUDA_SUCCESS) return;
-    std::lock_guard<std::mutex> lock(metrics_mu_);
-    auto session = sessions_.find(api->context);
-    if (session != sessions_.end() && session->second->active()) {
-      launches_[api->context].push_back(api->symbolName);
-    }
+  if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+    OnDriverCallback(cbid, *static_cast<const CUpti_CallbackData*>(data));
   }
-}
-
-void CollectorCore::StartMetrics() {
-  // Inside cuInit (the injection library) the driver must not be called: the context
-  // created next reaches us through CONTEXT_CREATED, as in NVIDIA's injection sample.
-  if (options_.in_driver_init) return;
-  CUcontext ctx = nullptr;
-  if (api_.CtxGetCurrent(&ctx) == CUDA_SUCCESS && ctx != nullptr) BeginMetricsOn(ctx);
-}
-
-void CollectorCore::BeginMetricsOn(CUcontext ctx) {
-  std::lock_guard<std::mutex> lock(metrics_mu_);
-  if (!metrics_failure_.ok() || sessions_.count(ctx) != 0) return;
-  if (!profiler_initialized_) {
-    CUpti_Profiler_Initialize_Params init = {CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
-    CoreStatus s = QPROF_CUPTI_FATAL(api_, api_.ProfilerInitialize(&init));
-    if (!s.ok()) {
-      SetMetricsFailure(s);
-      return;
-    }
-    profiler_initialized_ = true;
-  }
-  auto session = std::make_unique<RangeProfilerSession>(api_, options_.max_metric_kernels,
-                                                        options_.extra_metrics);
-  CoreStatus s = session->Begin(ctx);
-  if (!s.ok()) {
-    SetMetricsFailure(s);
-    return;
-  }
-  ++metric_sessions_;
-  for (const std::string& m : session->plan().missing) {
-    bool seen = false;
-    for (const std::string& have : metrics_missing_) seen = seen || have == m;
-    if (!seen) metrics_missing_.push_back(m);
-  }
-  launches_[ctx].clear();
-  sessions_[ctx] = std::move(session);
-}
-
-void CollectorCore::EndMetricsOn(CUcontext ctx) {
-  std::lock_guard<std::mutex> lock(metrics_mu_);
-  auto it = sessions_.find(ctx);
-  if (it == sessions_.end()) return;
-  CoreStatus s = it->second->End(launches_[ctx], &metric_kernels_, &metric_warnings_, &range_stats_);
-  if (!s.ok() && metrics_failure_.ok()) SetMetricsFailure(s);
-  sessions_.erase(it);
-  launches_.erase(ctx);
-}
-
-// Caller holds metrics_mu_ (or runs before any callback can).
-void CollectorCore::SetMetricsFailure(const CoreStatus& failure) {
-  if (!metrics_failure_.ok()) return;
-  metrics_failure_ = failure;
-  LogWarning(MetricsUnavailableReason(failure));
 }
 
 }  // namespace qprof::profiler::cupti

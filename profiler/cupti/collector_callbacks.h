@@ -14,8 +14,9 @@ namespace qprof::profiler::cupti {
 
 class CollectorCore;
 
-// Driver launch functions whose callbacks give kernel names in launch order (metrics
-// mode). The runtime's launches reach the driver, so the driver domain covers both.
+// Driver launch functions: their callbacks give kernel names and grids in launch order
+// (metrics mode) and tell a launch captured into a graph from one that ran (both modes).
+// The runtime's launches reach the driver, so the driver domain covers both.
 inline constexpr CUpti_CallbackId kDriverLaunchCallbacks[] = {
     CUPTI_DRIVER_TRACE_CBID_cuLaunch,
     CUPTI_DRIVER_TRACE_CBID_cuLaunchGrid,
@@ -26,6 +27,21 @@ inline constexpr CUpti_CallbackId kDriverLaunchCallbacks[] = {
     CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
     CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
     CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+};
+
+// Graph launches and stream capture (both modes: graph kernels get their capture-time
+// NVTX path in a trace, their range in a metrics pass; graph_tracker.h).
+inline constexpr CUpti_CallbackId kDriverGraphCallbacks[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture_ptsz,
 };
 
 struct CoreCallbacks {

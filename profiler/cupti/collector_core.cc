@@ -125,11 +125,13 @@ CoreStatus CollectorCore::Subscribe() {
   const CUptiResult rc = api_.Subscribe(&subscriber_, &CoreCallbacks::OnCallback, this, &params);
   if (rc == CUPTI_SUCCESS) {
     (void)QPROF_CUPTI_WARN(api_, api_.EnableDomain(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE));
-    if (metrics_mode()) {
-      for (CUpti_CallbackId cbid : kDriverLaunchCallbacks) {
-        (void)QPROF_CUPTI_WARN(api_, api_.EnableCallback(1, subscriber_,
-                                                         CUPTI_CB_DOMAIN_DRIVER_API, cbid));
-      }
+    for (CUpti_CallbackId cbid : kDriverLaunchCallbacks) {
+      (void)QPROF_CUPTI_WARN(api_, api_.EnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API,
+                                                       cbid));
+    }
+    for (CUpti_CallbackId cbid : kDriverGraphCallbacks) {
+      (void)QPROF_CUPTI_WARN(api_, api_.EnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API,
+                                                       cbid));
     }
     return OkCore();
   }
@@ -218,6 +220,7 @@ CoreStatus CollectorCore::Stop() {
     {
       std::lock_guard<std::mutex> lock(metrics_mu_);
       for (const auto& [ctx, session] : sessions_) contexts.push_back(ctx);
+      for (const auto& [ctx, waiting] : waiting_) contexts.push_back(ctx);
     }
     for (CUcontext ctx : contexts) EndMetricsOn(ctx);
     std::lock_guard<std::mutex> lock(metrics_mu_);
@@ -246,6 +249,7 @@ void CollectorCore::StopTrace(CoreStatus* result) {
   }
   *result = QPROF_CUPTI_FATAL(api_, api_.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
   WaitForCallbacks();
+  refusing_buffers_ = true;
   {
     std::lock_guard<std::mutex> lock(queue_mu_);
     stop_worker_ = true;
@@ -253,10 +257,14 @@ void CollectorCore::StopTrace(CoreStatus* result) {
   queue_cv_.notify_all();
   if (worker_ != nullptr && worker_->joinable()) worker_->join();
   worker_.reset();
-  size_t dropped = 0;  // records dropped outside any context/stream queue
+  // Drops counted after the last buffer came back are seen only here.
+  size_t dropped = 0;
   if (api_.ActivityGetNumDroppedRecords(nullptr, 0, &dropped) == CUPTI_SUCCESS) {
     dropped_.fetch_add(dropped, std::memory_order_relaxed);
   }
+  // Every buffer CUPTI held was handed back by the forced flush and decoded or counted as
+  // late: one still out went to another tool's completion callback.
+  buffers_not_returned_ = pool_.outstanding();
 }
 
 void CollectorCore::WaitForCallbacks() {
@@ -298,6 +306,9 @@ void CollectorCore::WorkerLoop() {
 }
 
 void CollectorCore::DecodeQueued(std::vector<std::pair<uint8_t*, size_t>>* buffers) {
+  // Graph nodes announced by callbacks before these buffers were completed: the decoder
+  // must know them before it reads the replays' records.
+  ApplyGraphEvents();
   DecodedBatch batch;
   {
     std::lock_guard<std::mutex> lock(decoder_mu_);
@@ -346,6 +357,7 @@ std::vector<DeviceData> CollectorCore::ReadDevices() {
 }
 
 void CollectorCore::TakeRemaining(DecodedBatch* out) {
+  ApplyGraphEvents();
   {
     std::lock_guard<std::mutex> lock(decoder_mu_);
     for (ActivityData& a : kept_.activities) out->activities.push_back(std::move(a));
@@ -374,6 +386,9 @@ void CollectorCore::FillStats(uint64_t records_written, CollectorStatsData* s) {
   c.buffer_bytes = pool_.bytes_held();
   c.cap_bytes = options_.max_buffer_bytes;
   c.callback_errors = callback_errors_.load();
+  c.launches_captured = launches_captured_.load();
+  c.graph_launches = graph_launches_.load();
+  c.buffers_not_returned = buffers_not_returned_;
   {
     std::lock_guard<std::mutex> lock(metrics_mu_);
     c.warnings = warnings_;
@@ -397,14 +412,27 @@ void CollectorCore::FillStats(uint64_t records_written, CollectorStatsData* s) {
   if (!metrics_mode()) return;
   std::lock_guard<std::mutex> lock(metrics_mu_);
   s->metrics_requested = true;
-  s->metrics_available = metrics_failure_.ok() && range_stats_.ranges > 0;
+  CuptiDetailData& detail = s->cupti_detail ? *s->cupti_detail : s->cupti_detail.emplace();
+  detail.metric_set = MetricSetName(options_.metric_set);
+  detail.metric_passes = static_cast<uint32_t>(metric_passes_);
+  detail.metric_ranges = range_stats_.ranges;
+  detail.metric_ranges_refused = range_stats_.ranges_refused;
+  detail.metric_launches_past_limit = launches_past_limit_;
+  detail.contexts_not_profiled = contexts_not_profiled_;
+  s->metrics_available = metrics_failure_.ok() && range_stats_.ranges_named > 0;
   if (!metrics_failure_.ok()) {
     s->metrics_unavailable_reason = MetricsUnavailableReason(metrics_failure_);
   } else if (range_stats_.ranges == 0) {
     s->metrics_unavailable_reason = metric_sessions_ == 0
         ? "no CUDA context was created while the metrics collector ran"
         : "no kernel ran while the range profiler was active";
+  } else if (range_stats_.ranges_named == 0) {
+    std::string why;
+    for (const std::string& r : refused_reasons_) why += (why.empty() ? "" : "; ") + r;
+    s->metrics_unavailable_reason = "no range could be tied to its kernel: " +
+                                    (why.empty() ? std::string("none evaluated") : why);
   }
+  for (const std::string& c : contexts_not_profiled_) s->warnings.push_back(c);
   for (const std::string& w : metric_warnings_) s->warnings.push_back(w);
   for (const std::string& m : metrics_missing_) s->metrics_missing.push_back(m);
 }

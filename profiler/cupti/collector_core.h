@@ -3,8 +3,11 @@
 // streams records into a .qtrace with trace_wire.h). No Abseil, no protobuf here.
 //
 // Trace mode: activity records (kernels, copies, memsets, API calls, NVTX markers) in
-// buffers from a capped pool. Metrics mode: per-kernel counters from the range profiler,
-// one session per CUDA context, kernels named from the driver's launch callbacks.
+// buffers from a capped pool; replayed CUDA-graph kernels get the NVTX path their node was
+// captured under (capture_paths.h). Metrics mode: per-kernel counters from the range
+// profiler, one session per CUDA context and at most one per device at a time, each range
+// tied to the launch it measured from CUPTI's launch, capture and graph callbacks or
+// refused (range_match.h, graph_tracker.h; collector_launches.cc).
 //
 // Threads and what each may do:
 //  - CUPTI's threads (and application threads when a buffer fills) call
@@ -18,13 +21,15 @@
 //    flush, which CUPTI documents as meant for a separate thread).
 //  - The application thread runs Start/Stop and CUPTI's API and resource callbacks.
 // Lock order: queue_mu_ and decoder_mu_ are never held together, metrics_mu_ is never
-// held while either is taken, and no lock of ours is held across a CUPTI call that may
-// call back (flush, disable, unsubscribe).
+// held while either is taken, graph_events_mu_ and the GraphTracker's lock are leaves
+// (nothing is taken while one is held), and no lock of ours is held across a CUPTI call
+// that may call back (flush, disable, unsubscribe).
 //
 // Stop() order (as Kineto does it): disable the activity kinds, force-flush, wait until
-// every BufferCompleted already running on a CUPTI thread has returned, then drain the
-// worker. A buffer completed after that is counted (buffers_late) and freed, never
-// decoded into a finished trace. A context being destroyed (cudaDeviceReset, a
+// every BufferCompleted already running on a CUPTI thread has returned, then refuse new
+// buffers and drain the worker. A buffer completed after that is counted (buffers_late)
+// and freed, never decoded into a finished trace; one never handed back at all (another
+// tool registered its own buffer callbacks and took it) is counted too. A context being destroyed (cudaDeviceReset, a
 // temporary context, one GPU of several) does not stop tracing; in metrics mode it ends
 // that context's range-profiler session, whose counters die with the context.
 //
@@ -52,6 +57,8 @@
 #include "profiler/cupti/buffer_pool.h"
 #include "profiler/cupti/collector_stats.h"
 #include "profiler/cupti/cupti_api.h"
+#include "profiler/cupti/graph_tracker.h"
+#include "profiler/cupti/range_match.h"
 #include "profiler/cupti/range_profiler.h"
 #include "profiler/trace_data.h"
 
@@ -74,6 +81,8 @@ struct CoreOptions {
   // Metrics mode: kernels profiled per context, and extra metric full names.
   size_t max_metric_kernels = 2048;
   std::vector<std::string> extra_metrics;
+  // Metrics mode: the cheap default set (about three passes) or everything (metric_plan.h).
+  MetricSet metric_set = MetricSet::kDefault;
   // Point NVTX_INJECTION64_PATH at libcupti when it is unset (NVTX reaches CUPTI only
   // through it). False: leave NVTX alone and trace no markers.
   bool route_nvtx = true;
@@ -125,6 +134,10 @@ class CollectorCore {
   // once from now on. Async-signal-safe (one atomic store).
   static void DisableAfterFork();
 
+  // Metrics mode: launches held for naming ranges, over every context (for tests: the
+  // hold is bounded by max_metric_kernels per context).
+  size_t metric_launches_held();
+
  private:
   friend struct CoreCallbacks;
 
@@ -137,8 +150,18 @@ class CollectorCore {
   void DecodeQueued(std::vector<std::pair<uint8_t*, size_t>>* buffers);
   void OnBufferCompleted(CUcontext ctx, uint32_t stream, uint8_t* buffer, size_t valid);
   void OnCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data);
+  // Launches, captures and graphs (collector_launches.cc).
+  void OnDriverCallback(CUpti_CallbackId cbid, const CUpti_CallbackData& data);
+  void OnGraphResource(CUpti_CallbackId cbid, const CUpti_GraphData& graph);
+  void ApplyGraphEvents();  // hands graph events to the decoder; takes decoder_mu_
+  // Metrics sessions (collector_launches.cc).
   void BeginMetricsOn(CUcontext ctx);
   void EndMetricsOn(CUcontext ctx);
+  void BeginMetricsLocked(CUcontext ctx);  // callers hold metrics_mu_
+  void EndMetricsLocked(CUcontext ctx);
+  void RecordLaunchLocked(CUcontext ctx, const std::string& kernel, uint64_t ctas,
+                          uint64_t graph_node_id);
+  std::string ContextName(CUcontext ctx);   // "context 2 (device 0)"; metrics_mu_ held
   void SetMetricsFailure(const CoreStatus& failure);
   void WaitForCallbacks();
 
@@ -167,6 +190,22 @@ class CollectorCore {
   std::atomic<uint64_t> read_short_{0};
   std::atomic<uint64_t> unread_bytes_{0};
   std::atomic<uint64_t> callback_errors_{0};
+  std::atomic<uint64_t> launches_captured_{0};
+  std::atomic<uint64_t> graph_launches_{0};
+  uint64_t buffers_not_returned_ = 0;  // set by StopTrace
+
+  // Graphs seen through callbacks (its own lock), and, in trace mode, what the decoder
+  // must learn from them before it reads the records of the replays. graph_events_mu_ is
+  // a leaf: nothing else is taken while it is held.
+  struct GraphEvent {
+    uint64_t node_id = 0;
+    uint64_t original_id = 0;      // clone events
+    uint32_t launch_correlation = 0;
+    uint32_t capture_correlation = 0;
+  };
+  GraphTracker graphs_;
+  std::mutex graph_events_mu_;
+  std::vector<GraphEvent> graph_events_;
   std::vector<CUpti_ActivityKind> enabled_;
   // Written by Start() before any other thread runs, later under metrics_mu_ (the worker
   // reads GPU properties, Stop() may add a line).
@@ -175,18 +214,27 @@ class CollectorCore {
   std::vector<DeviceData> devices_;
   CUpti_SubscriberHandle subscriber_ = nullptr;
   bool started_ = false;
-  std::atomic<bool> stopped_{false};  // read by BufferRequested on CUPTI threads
+  std::atomic<bool> stopped_{false};
+  std::atomic<bool> refusing_buffers_{false};  // set after the final flush; read on CUPTI threads
 
   std::mutex metrics_mu_;       // guards the fields below, devices_ and later warnings_
   bool profiler_initialized_ = false;
   std::map<CUcontext, std::unique_ptr<RangeProfilerSession>> sessions_;
-  std::map<CUcontext, std::vector<std::string>> launches_;  // kernel names, launch order
+  std::map<CUcontext, LaunchSequence> launches_;  // what each session's ranges should be
+  // Contexts that got no session because another context of their device holds one
+  // (CUPTI: one profiling session per device): context -> (device, launches missed).
+  std::map<CUcontext, std::pair<uint32_t, uint64_t>> waiting_;
+  std::map<CUcontext, int> context_numbers_;      // creation order, for messages
+  std::vector<std::string> contexts_not_profiled_;
+  std::vector<std::string> refused_reasons_;     // contexts whose ranges were refused
+  uint64_t launches_past_limit_ = 0;
   std::vector<ActivityData> metric_kernels_;
   std::vector<std::string> metric_warnings_;
   std::vector<std::string> metrics_missing_;
   RangeEndStats range_stats_;
   CoreStatus metrics_failure_;
   uint64_t metric_sessions_ = 0;
+  size_t metric_passes_ = 0;  // most passes of any session's config image
 };
 
 }  // namespace qprof::profiler::cupti

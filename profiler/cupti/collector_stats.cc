@@ -26,6 +26,13 @@ void FillCollectorStats(const CollectorCounters& c, const DecoderStats& d,
   s->records_over_cap += d.over_cap;
   s->records_unattributed += d.unattributed;
   s->records_unknown_kind += d.records_unknown;
+  CuptiDetailData& detail = s->cupti_detail ? *s->cupti_detail : s->cupti_detail.emplace();
+  detail.records_incomplete += d.records_incomplete;
+  detail.buffers_not_returned += c.buffers_not_returned;
+  detail.launches_captured += c.launches_captured;
+  detail.graph_launches += c.graph_launches;
+  detail.graph_kernels_capture_path += d.graph_kernels_capture_path;
+  detail.graph_kernels_unmapped += d.graph_kernels_unmapped;
   for (const std::string& w : c.warnings) s->warnings.push_back(w);
   auto warn = [s](std::string line) { s->warnings.push_back(std::move(line)); };
   if (c.records_dropped > 0) {
@@ -43,6 +50,22 @@ void FillCollectorStats(const CollectorCounters& c, const DecoderStats& d,
   if (c.buffers_late > 0) {
     warn(N(c.buffers_late) + " activity buffers (" + N(c.late_records) +
          " records) were completed after the collector stopped: not in the trace");
+  }
+  if (d.records_incomplete > 0) {
+    warn(N(d.records_incomplete) + " GPU records came back without timestamps: their kernels "
+         "were still running when the collector stopped (forced flush); left out, counted in "
+         "records_invalid");
+  }
+  if (c.buffers_not_returned > 0) {
+    warn(N(c.buffers_not_returned) + " activity buffers handed to CUPTI never came back: "
+         "another tool registered its own activity buffer callbacks after qprof (torch.profiler/"
+         "Kineto needs no CUPTI subscriber to do so) and took them; their records and every "
+         "later one are lost to this trace");
+  }
+  if (d.graph_kernels_unmapped > 0) {
+    warn(N(d.graph_kernels_unmapped) + " replayed CUDA-graph kernels keep their graph launch's "
+         "NVTX path: the capture of their node was not seen (captured before the collector "
+         "started, or built node by node)");
   }
   if (c.callback_errors > 0) {
     warn(N(c.callback_errors) + " CUPTI callbacks failed (out of memory?)");

@@ -6,7 +6,8 @@
 //   every GPU record CUPTI produced is in records_written, or counted in
 //   records_dropped (no buffer space: CUPTI's own count), records_invalid,
 //   records_outside_window, records_over_cap, or lost with a buffer that was read short
-//   (buffers_read_short) or completed after the collector stopped (buffers_late).
+//   (buffers_read_short) or completed after the collector stopped (buffers_late), or in
+//   a buffer that never came back (cupti_detail.buffers_not_returned: another tool took it).
 // Every nonzero loss also gets one warning line saying what it means.
 #ifndef QPROF_PROFILER_CUPTI_COLLECTOR_STATS_H_
 #define QPROF_PROFILER_CUPTI_COLLECTOR_STATS_H_
@@ -33,6 +34,9 @@ struct CollectorCounters {
   uint64_t buffer_bytes = 0;
   uint64_t cap_bytes = 0;
   uint64_t callback_errors = 0;    // exceptions caught in CUPTI callbacks
+  uint64_t buffers_not_returned = 0;  // handed to CUPTI, never completed back to us
+  uint64_t launches_captured = 0;  // launches made during stream capture (callbacks)
+  uint64_t graph_launches = 0;     // executable-graph launches (callbacks)
   std::vector<std::string> warnings;
 };
 

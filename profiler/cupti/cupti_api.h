@@ -62,6 +62,10 @@ class CuptiApi {
                                             CUpti_Activity** record) = 0;
   virtual CUptiResult GetTimestamp(uint64_t* timestamp) = 0;
   virtual CUptiResult GetDeviceId(CUcontext context, uint32_t* device_id) = 0;
+  // The ids CUPTI writes into activity records (graphNodeId, graphId) for these handles.
+  virtual CUptiResult GetGraphNodeId(CUgraphNode node, uint64_t* node_id) = 0;
+  virtual CUptiResult GetGraphId(CUgraph graph, uint32_t* graph_id) = 0;
+  virtual CUptiResult GetGraphExecId(CUgraphExec exec, uint32_t* exec_id) = 0;
 
   // ---- Profiler target, host and range profiler APIs ---------------------------------
   virtual CUptiResult ProfilerInitialize(CUpti_Profiler_Initialize_Params* p) = 0;

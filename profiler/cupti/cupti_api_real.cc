@@ -86,6 +86,13 @@ class RealApi final : public CuptiApi {
   }
   CUptiResult GetTimestamp(uint64_t* t) override { return cuptiGetTimestamp(t); }
   CUptiResult GetDeviceId(CUcontext c, uint32_t* d) override { return cuptiGetDeviceId(c, d); }
+  CUptiResult GetGraphNodeId(CUgraphNode n, uint64_t* id) override {
+    return cuptiGetGraphNodeId(n, id);
+  }
+  CUptiResult GetGraphId(CUgraph g, uint32_t* id) override { return cuptiGetGraphId(g, id); }
+  CUptiResult GetGraphExecId(CUgraphExec e, uint32_t* id) override {
+    return cuptiGetGraphExecId(e, id);
+  }
 
   CUptiResult ProfilerInitialize(CUpti_Profiler_Initialize_Params* p) override {
     return cuptiProfilerInitialize(p);

@@ -4,9 +4,11 @@
 
 #include <algorithm>
 
+#include "profiler/cupti/chip_names.h"
 #include "profiler/cupti/collector_callbacks.h"
 #include "profiler/cupti/collector_core.h"
 #include "profiler/cupti/cupti_api.h"
+#include "profiler/cupti/range_profiler.h"
 #include "profiler/trace_data_proto.h"
 
 namespace qprof::profiler::cupti {
@@ -26,6 +28,7 @@ CoreOptions ToCoreOptions(const CuptiOptions& o) {
   c.max_activities = kMaxInMemoryActivities;
   c.max_metric_kernels = o.max_metric_kernels;
   c.extra_metrics = o.extra_metrics;
+  c.metric_set = o.metric_set;
   c.route_nvtx = o.route_nvtx;
   c.activity_without_subscriber = o.activity_without_subscriber;
   c.on_context_teardown = o.on_context_teardown;
@@ -84,6 +87,23 @@ absl::Status CuptiCollector::Flush(proto::Trace* trace) {
 }  // namespace
 
 void RouteNvtxToCupti() { PointNvtxAtCupti(RealCuptiApi()); }
+
+absl::StatusOr<MetricPassCost> MetricPassCostFor(int cc_major, int cc_minor, MetricSet set) {
+  const ChipRow* row = ChipForComputeCapability(cc_major, cc_minor);
+  if (row == nullptr) {
+    return absl::NotFoundError("no CUPTI chip name known for compute capability " +
+                               std::to_string(cc_major) + "." + std::to_string(cc_minor));
+  }
+  PlanCost cost;
+  CoreStatus s = PlanCostOffline(RealCuptiApi(), row->chip, set, {}, &cost);
+  if (!s.ok()) return ToAbslStatus(s);
+  MetricPassCost out;
+  out.chip = row->chip;
+  out.products = row->products;
+  out.passes = cost.passes;
+  out.metrics = cost.plan.metrics;
+  return out;
+}
 
 absl::StatusOr<std::unique_ptr<Collector>> MakeCuptiCollector(const CuptiOptions& options) {
   return MakeCuptiCollector(options, RealCuptiApi());

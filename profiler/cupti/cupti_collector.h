@@ -66,6 +66,9 @@ struct CuptiOptions {
   // Metrics mode: extra metric full names (e.g. "smsp__inst_executed.sum") to collect
   // besides the per-chip default set.
   std::vector<std::string> extra_metrics;
+  // Metrics mode: the default set (tensor/FMA pipe, DRAM; about three passes) or the full
+  // one (adds sm__throughput: ten passes on GH100). See metric_plan.h.
+  MetricSet metric_set = MetricSet::kDefault;
   // Point NVTX_INJECTION64_PATH at libcupti when unset (false: no NVTX ranges).
   bool route_nvtx = true;
   // Trace activity even when another CUPTI client holds the subscriber (takes its records).
@@ -80,6 +83,18 @@ absl::StatusOr<std::unique_ptr<Collector>> MakeCuptiCollector(const CuptiOptions
 // The same over another CuptiApi (tests: the fake GPU). `api` must outlive the collector.
 absl::StatusOr<std::unique_ptr<Collector>> MakeCuptiCollector(const CuptiOptions& options,
                                                               CuptiApi& api);
+
+// What a metrics pass of `set` costs on a GPU of compute capability major.minor, from the
+// real libcupti's own pass scheduling, offline (no GPU, no CUDA context: libcupti's host
+// API takes the chip name, chip_names.h). NotFound for a capability with no known chip;
+// another status when libcupti has no offline data for the chip.
+struct MetricPassCost {
+  std::string chip;          // "GH100"
+  std::string products;      // "H100, H200, GH200"
+  size_t passes = 0;         // every kernel is replayed this many times
+  std::vector<std::string> metrics;
+};
+absl::StatusOr<MetricPassCost> MetricPassCostFor(int cc_major, int cc_minor, MetricSet set);
 
 // NVTX ranges reach CUPTI only when NVTX's injection variable (NVTX_INJECTION64_PATH)
 // names libcupti, and NVTX reads it once, at the process's first NVTX call. Call this at

@@ -19,9 +19,23 @@
 //  FMA pipe     sm__pipe_fma_cycles_active, or the fmaheavy counter where only the split
 //               exists; sm__inst_executed_pipe_fma.sum raw.
 //  memory       dram__throughput, as % of peak sustained over the elapsed time.
-//  SM           sm__throughput, same.
+//  identity     sm__ctas_launched.sum: the CTAs the range launched, which must equal the
+//               grid of the launch the range is matched to (range_match.h). It shares a
+//               pass with the utilisations on every chip checked offline.
+//  SM           sm__throughput, same as dram (full set only, see below).
 // Pipe utilisations use ".avg.pct_of_peak_sustained_active" (share of cycles the SMs were
 // active, what Nsight Compute shows as pipe utilisation); throughputs use "...elapsed".
+//
+// Cost: kernel replay runs every kernel once per counter pass, saving and restoring its
+// memory each time. Pass counts from libcupti 13.0's own scheduler, offline
+// (cuptiProfilerHostGetNumOfPasses on a config image made from the chip name alone;
+// profiler_cupti_real_test asserts them):
+//   default set (all of the above but sm__throughput): GH100 3, GB100 3, GA100/AD102/GB202 2
+//   full set (+ sm__throughput):                        GH100 10, GB100 9
+// sm__throughput alone needs 8 passes on GH100 (it is a max over many unit
+// throughputs), so it is opt-in (`qprof record --metrics full`). The three utilisations
+// and the CTA count alone fit one pass everywhere; the tensor instruction counters add
+// the second and third.
 //
 // Why names are validated before they are added: once cuptiProfilerHostConfigAddMetrics
 // refuses one name, libcupti 13.0.1 answers every later call on that host object with
@@ -41,13 +55,21 @@
 
 namespace qprof::profiler::cupti {
 
+// Which metrics to ask for: the cheap default, or everything (adds sm__throughput).
+enum class MetricSet { kDefault, kFull };
+const char* MetricSetName(MetricSet set);  // "default", "full"
+// "default"/"" -> kDefault, "full" -> kFull; false for anything else.
+bool ParseMetricSet(const std::string& text, MetricSet* set);
+
 struct MetricPlan {
+  MetricSet set = MetricSet::kDefault;
   std::vector<std::string> metrics;        // full names to request, in order
   std::vector<std::string> tensor_pct;     // full names whose max is tensor_pipe_pct
   std::vector<std::string> tensor_inst;    // tensor instruction counters (raw evidence)
   std::string fma_pct;                     // "" when the chip has none
   std::string dram_pct;
   std::string sm_pct;
+  std::string ctas;                        // sm__ctas_launched.sum ("" when the chip lacks it)
   std::vector<std::string> not_offered;    // full or base names wanted that the chip lacks
   std::vector<std::string> missing;        // one line per kind of evidence the chip lacks
 };
@@ -55,7 +77,8 @@ struct MetricPlan {
 // `chip`: for messages ("GB202"). `base_metrics`: every base metric the chip offers (all
 // metric types together). `extra`: user-requested full names, appended as they are.
 MetricPlan ChooseMetrics(const std::string& chip, const std::set<std::string>& base_metrics,
-                         const std::vector<std::string>& extra);
+                         const std::vector<std::string>& extra,
+                         MetricSet set = MetricSet::kDefault);
 
 // "sm__throughput.avg.pct_of_peak_sustained_elapsed" -> {"sm__throughput",
 // ".avg.pct_of_peak_sustained_elapsed"}; a name without '.' has an empty suffix.

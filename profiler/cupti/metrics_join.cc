@@ -89,6 +89,20 @@ JoinStats JoinKernelMetrics(const proto::Trace& metrics_pass, proto::Trace* trac
   s->set_metrics_kernels_matched(stats.matched_by_occurrence + stats.matched_by_name_mean);
   s->set_metrics_kernels_unmatched(stats.unmatched);
   for (const std::string& missing : m.metrics_missing()) s->add_metrics_missing(missing);
+  if (m.has_cupti_detail()) {
+    // What the metrics pass cost and what it refused belong with the metrics it gave.
+    const proto::CuptiCollectionDetail& from = m.cupti_detail();
+    proto::CuptiCollectionDetail* d = s->mutable_cupti_detail();
+    d->set_metric_set(from.metric_set());
+    d->set_metric_passes(std::max(d->metric_passes(), from.metric_passes()));
+    d->set_metric_ranges(d->metric_ranges() + from.metric_ranges());
+    d->set_metric_ranges_refused(d->metric_ranges_refused() + from.metric_ranges_refused());
+    d->set_metric_launches_past_limit(d->metric_launches_past_limit() +
+                                      from.metric_launches_past_limit());
+    for (const std::string& c : from.contexts_not_profiled()) {
+      d->add_contexts_not_profiled("metrics pass: " + c);
+    }
+  }
   // When the pass measured nothing, the reason above says it all; no per-name warning.
   if (stats.unmatched > 0 && m.metrics_available()) {
     s->add_warnings(std::to_string(stats.unmatched) +

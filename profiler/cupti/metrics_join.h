@@ -24,8 +24,10 @@ struct JoinStats {
 
 // Copies metrics (and metrics availability from the header) from `metrics_pass` into
 // `trace`. Activities in `metrics_pass` are the kernels in launch order, with `name` set
-// (the collector names range k after the k-th launch on its context). The trace's
-// CollectorStats records how many of its kernels got metrics and how many did not.
+// (the collector ties each range to its launch, range_match.h). The trace's
+// CollectorStats records how many of its kernels got metrics and how many did not, and
+// takes the metrics pass's cost and refusals (cupti_detail: metric set, passes, ranges
+// refused, contexts not profiled).
 JoinStats JoinKernelMetrics(const proto::Trace& metrics_pass, proto::Trace* trace);
 
 }  // namespace qprof::profiler::cupti

@@ -67,19 +67,40 @@ CoreStatus RangeProfilerSession::BeginImpl(CUcontext ctx) {
   QPROF_CORE_RETURN_IF_ERROR(QPROF_CUPTI_FATAL(api_, api_.HostInitialize(&host)));
   host_ = host.pHostObject;
 
-  plan_ = PlanMetricsOnHost(api_, host_, chip_, extra_metrics_);
+  plan_ = PlanMetricsOnHost(api_, host_, chip_, extra_metrics_, set_);
   if (plan_.metrics.empty()) {
     return CoreStatus(CoreCode::kUnimplemented,
                       "chip " + chip_ + " offers none of the metrics qprof collects");
   }
   metric_ptrs_.clear();
   for (const std::string& m : plan_.metrics) metric_ptrs_.push_back(m.c_str());
-  QPROF_CORE_RETURN_IF_ERROR(BuildConfig());
+  QPROF_CORE_RETURN_IF_ERROR(MakeConfigImage(api_, host_, chip_, metric_ptrs_, &config_, &passes_));
   return EnableAndStart(ctx);
 }
 
+CoreStatus PlanCostOffline(CuptiApi& api, const std::string& chip, MetricSet set,
+                           const std::vector<std::string>& extra, PlanCost* out) {
+  CUpti_Profiler_Host_Initialize_Params init = {CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE};
+  init.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+  init.pChipName = chip.c_str();  // offline: no counter availability image
+  QPROF_CORE_RETURN_IF_ERROR(QPROF_CUPTI_FATAL(api, api.HostInitialize(&init)));
+  out->plan = PlanMetricsOnHost(api, init.pHostObject, chip, extra, set);
+  std::vector<const char*> names;
+  for (const std::string& m : out->plan.metrics) names.push_back(m.c_str());
+  std::vector<uint8_t> image;
+  CoreStatus s = names.empty()
+      ? CoreStatus(CoreCode::kUnimplemented, "chip " + chip + " offers none of the metrics")
+      : MakeConfigImage(api, init.pHostObject, chip, names, &image, &out->passes);
+  CUpti_Profiler_Host_Deinitialize_Params done = {
+      CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE};
+  done.pHostObject = init.pHostObject;
+  (void)QPROF_CUPTI_WARN(api, api.HostDeinitialize(&done));
+  return s;
+}
+
 MetricPlan PlanMetricsOnHost(CuptiApi& api, CUpti_Profiler_Host_Object* host,
-                             const std::string& chip, const std::vector<std::string>& extra) {
+                             const std::string& chip, const std::vector<std::string>& extra,
+                             MetricSet set) {
   std::set<std::string> base;
   std::set<std::pair<CUpti_MetricType, std::string>> typed;
   for (CUpti_MetricType type : kMetricTypes) {
@@ -94,7 +115,7 @@ MetricPlan PlanMetricsOnHost(CuptiApi& api, CUpti_Profiler_Host_Object* host,
       typed.emplace(type, p.ppMetricNames[i]);
     }
   }
-  MetricPlan plan = ChooseMetrics(chip, base, extra);
+  MetricPlan plan = ChooseMetrics(chip, base, extra, set);
   // A name the chip refuses must never reach ConfigAddMetrics (see metric_plan.h).
   auto offered = [&](const std::string& name, const std::string& suffix) {
     for (CUpti_MetricType type : kMetricTypes) {
@@ -117,38 +138,40 @@ MetricPlan PlanMetricsOnHost(CuptiApi& api, CUpti_Profiler_Host_Object* host,
   return plan;
 }
 
-CoreStatus RangeProfilerSession::BuildConfig() {
+CoreStatus MakeConfigImage(CuptiApi& api, CUpti_Profiler_Host_Object* host, const std::string& chip,
+                           const std::vector<const char*>& metrics, std::vector<uint8_t>* image,
+                           size_t* passes) {
   CUpti_Profiler_Host_ConfigAddMetrics_Params add = {
       CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
-  add.pHostObject = host_;
-  add.ppMetricNames = metric_ptrs_.data();
-  add.numMetrics = metric_ptrs_.size();
-  QPROF_CORE_RETURN_IF_ERROR(QPROF_CUPTI_FATAL(api_, api_.HostConfigAddMetrics(&add)));
+  add.pHostObject = host;
+  add.ppMetricNames = const_cast<const char**>(metrics.data());
+  add.numMetrics = metrics.size();
+  QPROF_CORE_RETURN_IF_ERROR(QPROF_CUPTI_FATAL(api, api.HostConfigAddMetrics(&add)));
 
   CUpti_Profiler_Host_GetConfigImageSize_Params size = {
       CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE};
-  size.pHostObject = host_;
-  QPROF_CORE_RETURN_IF_ERROR(QPROF_CUPTI_FATAL(api_, api_.HostGetConfigImageSize(&size)));
+  size.pHostObject = host;
+  QPROF_CORE_RETURN_IF_ERROR(QPROF_CUPTI_FATAL(api, api.HostGetConfigImageSize(&size)));
   if (size.configImageSize == 0) {
-    return CoreStatus(CoreCode::kInternal, "chip " + chip_ + ": CUPTI made an empty config "
-                      "image for " + std::to_string(metric_ptrs_.size()) + " metrics");
+    return CoreStatus(CoreCode::kInternal, "chip " + chip + ": CUPTI made an empty config "
+                      "image for " + std::to_string(metrics.size()) + " metrics");
   }
-  config_.assign(size.configImageSize, 0);
-  CUpti_Profiler_Host_GetConfigImage_Params image = {
+  image->assign(size.configImageSize, 0);
+  CUpti_Profiler_Host_GetConfigImage_Params get = {
       CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE};
-  image.pHostObject = host_;
-  image.configImageSize = config_.size();
-  image.pConfigImage = config_.data();
-  QPROF_CORE_RETURN_IF_ERROR(QPROF_CUPTI_FATAL(api_, api_.HostGetConfigImage(&image)));
-  CUpti_Profiler_Host_GetNumOfPasses_Params passes = {
+  get.pHostObject = host;
+  get.configImageSize = image->size();
+  get.pConfigImage = image->data();
+  QPROF_CORE_RETURN_IF_ERROR(QPROF_CUPTI_FATAL(api, api.HostGetConfigImage(&get)));
+  CUpti_Profiler_Host_GetNumOfPasses_Params count = {
       CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE};
-  passes.configImageSize = config_.size();
-  passes.pConfigImage = config_.data();
-  QPROF_CORE_RETURN_IF_ERROR(QPROF_CUPTI_FATAL(api_, api_.HostGetNumOfPasses(&passes)));
-  passes_ = passes.numOfPasses;
-  if (passes_ == 0) {
+  count.configImageSize = image->size();
+  count.pConfigImage = image->data();
+  QPROF_CORE_RETURN_IF_ERROR(QPROF_CUPTI_FATAL(api, api.HostGetNumOfPasses(&count)));
+  *passes = count.numOfPasses;
+  if (*passes == 0) {
     return CoreStatus(CoreCode::kInternal,
-                      "chip " + chip_ + ": the metric config image needs 0 passes");
+                      "chip " + chip + ": the metric config image needs 0 passes");
   }
   return OkCore();
 }
@@ -197,23 +220,26 @@ CoreStatus RangeProfilerSession::EnableAndStart(CUcontext ctx) {
   return QPROF_CUPTI_FATAL(api_, api_.RangeProfilerStart(&start));
 }
 
-CoreStatus RangeProfilerSession::End(const std::vector<std::string>& launch_names,
-                                     std::vector<ActivityData>* out,
-                                     std::vector<std::string>* warnings, RangeEndStats* stats) {
+CoreStatus RangeProfilerSession::End(const LaunchSequence& launches, std::vector<ActivityData>* out,
+                                     std::vector<std::string>* warnings, RangeEndStats* stats,
+                                     std::string* refused) {
   if (object_ == nullptr) return OkCore();
+  const std::string where = "range profiler on chip " + chip_ + ": ";
   CUpti_RangeProfiler_Stop_Params stop = {CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
   stop.pRangeProfilerObject = object_;
   CoreStatus status = QPROF_CUPTI_FATAL(api_, api_.RangeProfilerStop(&stop));
   if (status.ok() && !stop.isAllPassSubmitted) {
-    warnings->push_back("range profiler: not all counter passes were submitted");
+    warnings->push_back(where + "not all counter passes were submitted: some metrics may be "
+                        "missing from some kernels");
   }
   CUpti_RangeProfiler_DecodeData_Params decode = {CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE};
   decode.pRangeProfilerObject = object_;
   if (status.ok()) status = QPROF_CUPTI_FATAL(api_, api_.RangeProfilerDecodeData(&decode));
-  if (status.ok() && decode.numOfRangeDropped > 0) {
-    stats->ranges_dropped += decode.numOfRangeDropped;
-    warnings->push_back(std::to_string(decode.numOfRangeDropped) +
-                        " kernels were not profiled (more than " + std::to_string(max_kernels_) +
+  const uint64_t dropped = status.ok() ? decode.numOfRangeDropped : 0;
+  if (dropped > 0) {
+    stats->ranges_dropped += dropped;
+    warnings->push_back(std::to_string(dropped) + " kernels were not profiled (more than " +
+                        std::to_string(max_kernels_) +
                         " kernels on one context in the metrics pass)");
   }
   CUpti_RangeProfiler_GetCounterDataInfo_Params info = {
@@ -222,10 +248,17 @@ CoreStatus RangeProfilerSession::End(const std::vector<std::string>& launch_name
   info.counterDataImageSize = counter_data_.size();
   if (status.ok()) status = QPROF_CUPTI_FATAL(api_, api_.RangeProfilerGetCounterDataInfo(&info));
   const size_t ranges = status.ok() ? info.numTotalRanges : 0;
-  std::vector<double> values(metric_ptrs_.size());
-  uint64_t unnamed = 0;
+
+  // Every range's values first: the CTA counts decide whether the ranges are named at all.
+  const size_t n = metric_ptrs_.size();
+  std::vector<double> values(ranges * n, std::numeric_limits<double>::quiet_NaN());
+  std::vector<bool> evaluated(ranges, false);
+  std::vector<double> ctas(ranges, std::numeric_limits<double>::quiet_NaN());
+  size_t ctas_index = n;
+  for (size_t i = 0; i < n; ++i) {
+    if (plan_.metrics[i] == plan_.ctas) ctas_index = i;
+  }
   for (size_t r = 0; r < ranges; ++r) {
-    std::fill(values.begin(), values.end(), std::numeric_limits<double>::quiet_NaN());
     CUpti_Profiler_Host_EvaluateToGpuValues_Params eval = {
         CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE};
     eval.pHostObject = host_;
@@ -233,33 +266,42 @@ CoreStatus RangeProfilerSession::End(const std::vector<std::string>& launch_name
     eval.counterDataImageSize = counter_data_.size();
     eval.rangeIndex = r;
     eval.ppMetricNames = metric_ptrs_.data();
-    eval.numMetrics = metric_ptrs_.size();
-    eval.pMetricValues = values.data();
-    if (!QPROF_CUPTI_WARN(api_, api_.HostEvaluateToGpuValues(&eval)).ok()) continue;
+    eval.numMetrics = n;
+    eval.pMetricValues = values.data() + r * n;
+    evaluated[r] = QPROF_CUPTI_WARN(api_, api_.HostEvaluateToGpuValues(&eval)).ok();
+    if (evaluated[r] && ctas_index < n) ctas[r] = values[r * n + ctas_index];
+  }
+  stats->ranges += ranges;
+  if (plan_.ctas.empty() && ranges > 0) {
+    warnings->push_back(where + "no CTA counter: ranges were matched to launches by order and "
+                        "count only");
+  }
+  const RangeMatch match = MatchRanges(launches, ranges, dropped, ctas);
+  if (!match.accepted) {
+    stats->ranges_refused += ranges;
+    warnings->push_back(where + match.reason);
+    if (refused != nullptr) *refused = match.reason;
+  }
+  for (size_t r = 0; match.accepted && r < ranges; ++r) {
+    if (!evaluated[r]) {
+      ++stats->ranges_refused;
+      continue;
+    }
     ActivityData a;
     a.kind = ActivityKindData::kKernel;
     a.device_id = device_;
-    if (r < launch_names.size()) {
-      const std::string& launched = launch_names[r];
-      a.name = ValidUtf8(DemangleKernelName(launched.c_str()).c_str());
-      if (a.name != launched) a.mangled_name = ValidUtf8(launched.c_str());
-    } else {
-      ++unnamed;
-    }
+    const std::string& launched = launches.name(r);
+    a.name = ValidUtf8(DemangleKernelName(launched.c_str()).c_str());
+    if (a.name != launched) a.mangled_name = ValidUtf8(launched.c_str());
+    a.graph_node_id = launches.graph_node_id(r);
     a.args["range_index"] = std::to_string(r);
     MetricsData m;
-    FillKernelMetrics(plan_, plan_.metrics, values, &m);
+    std::vector<double> row(values.begin() + r * n, values.begin() + (r + 1) * n);
+    FillKernelMetrics(plan_, plan_.metrics, row, &m);
     m.raw["qprof.passes"] = static_cast<double>(passes_);
     a.metrics = std::move(m);
     out->push_back(std::move(a));
-    ++stats->ranges;
-  }
-  stats->ranges_unnamed += unnamed;
-  if (unnamed > 0 || (ranges > 0 && launch_names.size() != ranges)) {
-    warnings->push_back("range profiler on chip " + chip_ + ": " + std::to_string(ranges) +
-                        " ranges but " + std::to_string(launch_names.size()) +
-                        " recorded launches; " + std::to_string(unnamed) +
-                        " ranges have no kernel name");
+    ++stats->ranges_named;
   }
   for (const std::string& m : plan_.not_offered) {
     warnings->push_back("metric " + m + " is not offered on chip " + chip_);

@@ -14,10 +14,11 @@
 //   for max_kernels ranges -> SetConfig(CUPTI_AutoRange, CUPTI_KernelReplay) -> Start.
 //   End(): Stop -> DecodeData -> one metrics activity per range -> Disable, host deinit.
 //
-// Range names: in auto range mode CUPTI names the ranges "0", "1", ... in launch order on
-// the context (the k-th kernel launched on the context after Start is range k), not by
-// kernel. End() therefore takes the kernel names the collector recorded, in launch order,
-// from the driver's launch callbacks for this context, and names range k by the k-th.
+// Range names: in auto range mode CUPTI names the ranges "0", "1", ... in the order it
+// profiles kernels on the context, not by kernel. End() therefore takes the launches the
+// collector expects a range for (range_match.h: launches and graph replays from CUPTI's
+// callbacks, captured launches left out), checks each range's CTA count against its
+// launch's grid, and names range k after launch k only when every range lines up.
 //
 // Kernel replay serialises kernels and multiplies their run time by the number of
 // passes: the activities produced here carry no times (start = end = 0) and are meant
@@ -36,6 +37,7 @@
 #include "profiler/core_status.h"
 #include "profiler/cupti/cupti_api.h"
 #include "profiler/cupti/metric_plan.h"
+#include "profiler/cupti/range_match.h"
 #include "profiler/trace_data.h"
 
 namespace qprof::profiler::cupti {
@@ -45,18 +47,38 @@ namespace qprof::profiler::cupti {
 // sub-metrics (KeepOffered). Works offline (a host object made from a chip name alone),
 // which is how tests check it against the real libcupti without a GPU.
 MetricPlan PlanMetricsOnHost(CuptiApi& api, CUpti_Profiler_Host_Object* host,
-                             const std::string& chip, const std::vector<std::string>& extra);
+                             const std::string& chip, const std::vector<std::string>& extra,
+                             MetricSet set = MetricSet::kDefault);
+
+// Adds `metrics` to `host` in ONE ConfigAddMetrics call (see metric_plan.h for why one),
+// makes the config image and counts the passes it needs. Internal when the image is empty
+// or needs 0 passes (either would make the range profiler measure nothing).
+CoreStatus MakeConfigImage(CuptiApi& api, CUpti_Profiler_Host_Object* host, const std::string& chip,
+                           const std::vector<const char*>& metrics, std::vector<uint8_t>* image,
+                           size_t* passes);
+
+// The plan for `chip` and the passes it costs, from a host object made from the chip name
+// alone: no GPU, no context, no counter availability image. What `qprof record` prints
+// before the metrics pass, and what profiler_cupti_real_test asserts against libcupti.
+struct PlanCost {
+  MetricPlan plan;
+  size_t passes = 0;
+};
+CoreStatus PlanCostOffline(CuptiApi& api, const std::string& chip, MetricSet set,
+                           const std::vector<std::string>& extra, PlanCost* out);
 
 struct RangeEndStats {
   uint64_t ranges = 0;          // ranges decoded
-  uint64_t ranges_unnamed = 0;  // ranges with no recorded launch at their index
+  uint64_t ranges_named = 0;    // ... given to their kernel (with metrics)
+  uint64_t ranges_refused = 0;  // ... not matched to a launch, or not evaluated
   uint64_t ranges_dropped = 0;  // kernels past max_kernels
 };
 
 class RangeProfilerSession {
  public:
-  RangeProfilerSession(CuptiApi& api, size_t max_kernels, std::vector<std::string> extra_metrics)
-      : api_(api), max_kernels_(max_kernels), extra_metrics_(std::move(extra_metrics)) {}
+  RangeProfilerSession(CuptiApi& api, size_t max_kernels, std::vector<std::string> extra_metrics,
+                       MetricSet set = MetricSet::kDefault)
+      : api_(api), max_kernels_(max_kernels), extra_metrics_(std::move(extra_metrics)), set_(set) {}
   ~RangeProfilerSession();
   RangeProfilerSession(const RangeProfilerSession&) = delete;
   RangeProfilerSession& operator=(const RangeProfilerSession&) = delete;
@@ -65,25 +87,31 @@ class RangeProfilerSession {
   // are not allowed, Unimplemented when the chip offers none of the metrics, Internal
   // when the config image comes out empty.
   CoreStatus Begin(CUcontext ctx);
-  // Stops, decodes and appends one kernel activity per profiled range to `out`, named by
-  // launch_names[range index]. Adds notes to `warnings`. No-op when not begun.
-  CoreStatus End(const std::vector<std::string>& launch_names, std::vector<ActivityData>* out,
-                 std::vector<std::string>* warnings, RangeEndStats* stats);
+  // Stops, decodes and appends one kernel activity per profiled range to `out`, range r
+  // named after launch r of `launches`, when MatchRanges (range_match.h) accepts them;
+  // otherwise appends nothing, counts the ranges as refused and sets *refused (when not
+  // null) to why. Adds notes to `warnings`. No-op when not begun.
+  CoreStatus End(const LaunchSequence& launches, std::vector<ActivityData>* out,
+                 std::vector<std::string>* warnings, RangeEndStats* stats,
+                 std::string* refused = nullptr);
 
   bool active() const { return object_ != nullptr; }
   CUcontext context() const { return ctx_; }
   const MetricPlan& plan() const { return plan_; }
   const std::string& chip() const { return chip_; }
+  uint32_t device() const { return device_; }
+  // Counter passes of the config image: every kernel is replayed this many times.
+  size_t passes() const { return passes_; }
 
  private:
   CoreStatus BeginImpl(CUcontext ctx);
-  CoreStatus BuildConfig();
   CoreStatus EnableAndStart(CUcontext ctx);
   void Teardown();
 
   CuptiApi& api_;
   const size_t max_kernels_;
   const std::vector<std::string> extra_metrics_;
+  const MetricSet set_;
   CUcontext ctx_ = nullptr;
   uint32_t device_ = 0;
   std::string chip_;

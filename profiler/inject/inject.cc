@@ -16,6 +16,7 @@
 //   QPROF_FLUSH_MS      how often completed buffers are written out (default 1000)
 //   QPROF_NVTX          "off": leave NVTX alone (no ranges, NVTX_INJECTION64_PATH unset)
 //   QPROF_METRIC_KERNELS metrics mode: kernels profiled per context (default 2048)
+//   QPROF_METRIC_SET    metrics mode: "default" (about three passes) or "full"
 // Output: <dir>/qprof-<pid>-<token>.qtrace (metrics: qprof-<pid>-<token>.metrics.qtrace).
 //
 // A child forked without exec inherits this library's state, but neither CUPTI's
@@ -323,6 +324,9 @@ int Initialize() {
   options.route_nvtx = Env("QPROF_NVTX", "on") != "off";
   const long metric_kernels = std::atol(Env("QPROF_METRIC_KERNELS", "2048").c_str());
   if (metric_kernels > 0) options.max_metric_kernels = static_cast<size_t>(metric_kernels);
+  if (!qprof::profiler::cupti::ParseMetricSet(Env("QPROF_METRIC_SET", ""), &options.metric_set)) {
+    Log("QPROF_METRIC_SET must be default or full; using the default set");
+  }
   options.on_batch = WriteBatch;
   s->core = std::make_unique<CollectorCore>(qprof::profiler::cupti::RealCuptiApi(), options);
   g_state = s;

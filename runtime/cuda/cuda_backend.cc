@@ -56,7 +56,7 @@ CudaDecoderOptions DecoderOptionsFor(const RunOptions& o, const KernelChoice& ch
 
 // Per-layer ranges for the records of every graph replay, from each rank's capture.
 void AttributeReplays(const TpRanks& ranks, proto::Trace* trace) {
-  int replays = 0, attributed = 0;
+  int replays = 0, attributed = 0, disagreements = 0;
   std::vector<std::string> problems;
   for (int r = 0; r < ranks.tp(); ++r) {
     const CudaGraphInfo& g = ranks.rank(r).graph_info();
@@ -68,9 +68,15 @@ void AttributeReplays(const TpRanks& ranks, proto::Trace* trace) {
     GraphAttribution a = AttributeGraphReplays(g.chain, ranks.devices()[r], trace);
     replays += a.replays;
     attributed += a.attributed;
+    disagreements += a.path_disagreements;
     for (std::string& p : a.unmatched) problems.push_back(std::move(p));
   }
   proto::TraceHeader* h = trace->mutable_header();
+  if (disagreements > 0) {
+    h->add_notes(absl::StrCat("CUDA graph: ", disagreements, " replayed records had another "
+                              "capture path from CUPTI's graph callbacks than from the capture "
+                              "order; the capture order's was kept"));
+  }
   if (replays > 0 || !problems.empty()) {
     h->add_notes(absl::StrCat(
         "CUDA graph: records of ", attributed, " of ", replays,

@@ -9,7 +9,9 @@
 // rooflines and format ceilings like a CPU or modelled one. Optional CUDA graph: step 0
 // runs eagerly (module load, attribute setup), step 1 is captured and every later step
 // replays the graph (range "decode/step N/graph" at launch; after the run every replayed
-// record gets the range it was captured in: runtime/cuda/host/graph_paths.h).
+// record gets the range it was captured in: runtime/cuda/host/graph_paths.h; the ranges are
+// pushed while capturing too, so a CUPTI-based profiler of this process, `qprof record`
+// included, sees them: profiler/cupti/capture_paths.h).
 // Timing: tokens/s counts the steady-state steps only; the warm-up steps (step 0, and step
 // 1 with a graph) are recorded per step but left out (RunInfo.warmup_steps).
 // Tensor parallel (--tp N > 1): one GPU and host thread per rank, weights split as in

@@ -85,23 +85,21 @@ size_t StepRanges::NodesNow() const {
 
 std::string StepRanges::Path() const { return absl::StrJoin(stack_, "/"); }
 
+// While capturing, the ranges are pushed too (NVTX is a host call: nothing of it is
+// captured), so that a profiler following the capture (CUPTI: the collector's capture
+// paths, profiler/cupti/capture_paths.h) sees which range each node was created in; the
+// marks give the same for this process's own trace (host/graph_paths.h).
 void StepRanges::Push(const std::string& name) {
   stack_.push_back(name);
-  if (capture_) {
-    marks_.emplace_back(NodesNow(), Path());
-  } else {
-    nvtxRangePushA(name.c_str());
-  }
+  if (capture_) marks_.emplace_back(NodesNow(), Path());
+  nvtxRangePushA(name.c_str());
 }
 
 void StepRanges::Pop() {
   if (stack_.empty()) return;
   stack_.pop_back();
-  if (capture_) {
-    marks_.emplace_back(NodesNow(), Path());
-  } else {
-    nvtxRangePop();
-  }
+  if (capture_) marks_.emplace_back(NodesNow(), Path());
+  nvtxRangePop();
 }
 
 std::string StepRanges::PathOfNode(size_t index) const {

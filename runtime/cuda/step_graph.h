@@ -17,8 +17,9 @@
 
 namespace qprof::runtime::cuda {
 
-// Range bookkeeping of a step body: in eager mode NVTX push/pop; while capturing, the
-// node count at each range change (NVTX calls are not captured).
+// Range bookkeeping of a step body: NVTX push/pop; while capturing also the node count
+// at each range change (NVTX calls are not captured into the graph, so a replay runs
+// under the range open at its launch: the marks say which range each node came from).
 class StepRanges {
  public:
   StepRanges(bool capture, cudaStream_t stream) : capture_(capture), stream_(stream) {}

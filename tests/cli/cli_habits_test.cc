@@ -71,5 +71,31 @@ TEST(CliHabitsTest, RecordCommandStartsAtTheFirstWordThatIsNotAnOption) {
   EXPECT_EQ(command, (V{"./app", "--out", "e", "-v"}));
 }
 
+// Issue 25: `--metrics` takes an optional value (`--metrics full CMD`); only a word its
+// validator accepts is taken for it, so `--metrics python3 x.py` still runs python3.
+TEST(CliHabitsTest, AnOptionalValueIsTakenOnlyWhenTheOptionAcceptsIt) {
+  CLI::App app;
+  CLI::App* record = app.add_subcommand("record");
+  std::string set;
+  std::vector<std::string> command;
+  CLI::Option* metrics = record->add_option("--metrics", set)->expected(0, 1)
+                             ->check(CLI::IsMember({"default", "full"}));
+  record->add_option("command", command)->expected(-1);
+  using V = std::vector<std::string>;
+  EXPECT_EQ(Split(*record, {"qprof", "record", "--metrics", "full", "./app", "full"}),
+            (V{"qprof", "record", "--metrics", "full", "--", "./app", "full"}));
+  EXPECT_EQ(Split(*record, {"qprof", "record", "--metrics", "python3", "x.py"}),
+            (V{"qprof", "record", "--metrics", "--", "python3", "x.py"}));
+  EXPECT_EQ(Split(*record, {"qprof", "record", "--metrics=full", "./app"}),
+            (V{"qprof", "record", "--metrics=full", "--", "./app"}));
+  V args = Split(*record, {"qprof", "record", "--metrics", "full", "./app"});
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  app.parse(static_cast<int>(argv.size()), argv.data());
+  EXPECT_EQ(set, "full");
+  EXPECT_EQ(metrics->count(), 1u);
+  EXPECT_EQ(command, (V{"./app"}));
+}
+
 }  // namespace
 }  // namespace qprof::cli

@@ -1,5 +1,5 @@
 #!/bin/sh
-# `qprof run` with both formats separates the format from the MoE path (cli/format_path_split.h):
+# `qprof run` with both formats separates the format from the MoE path (api/format_path_split.h):
 # three configurations measured --split-repeats times on the CPU backend, printed as run /
 # format alone / path alone with median and range, and written to split.json, where every
 # ratio must follow from the tokens/s figures of the same repetition.

@@ -100,5 +100,35 @@ TEST(GraphPathsTest, MismatchedReplaysAreLeftAsTheyWereWithTheReason) {
   }
 }
 
+// Issue 25: the CUPTI collector may have given replayed kernels their capture-time path
+// already (".../graph/layer 0/moe", with the launch path in args). They are put back
+// under their launch path and matched to the chain like the others, so the trace reads
+// as before; a collector path the chain contradicts is counted and the chain's kept.
+TEST(GraphPathsTest, PathsTheCollectorGaveAreCheckedAgainstTheChain) {
+  proto::Trace t;
+  AddReplay(&t, "decode/step 2/graph", 1000);
+  for (proto::Activity& a : *t.mutable_activities()) {
+    if (a.kind() != proto::ACTIVITY_KIND_KERNEL) continue;
+    std::string below = a.name() == "qprof_embedding"      ? "embed"
+                        : a.name() == "qprof_norm_rmsnorm" ? "layer 0/attn"
+                        : a.name() == "qprof_sampling_argmax" ? "layer 9/moe"  // wrong
+                                                              : "";
+    if (below.empty()) continue;
+    (*a.mutable_args())["graph_launch_nvtx_path"] = a.nvtx_path();
+    a.set_nvtx_path(a.nvtx_path() + "/" + below);
+  }
+  GraphAttribution g = AttributeGraphReplays(Chain(), 0, &t);
+  EXPECT_EQ(g.attributed, 1);
+  EXPECT_TRUE(g.unmatched.empty());
+  EXPECT_EQ(g.path_disagreements, 1);  // the argmax
+  for (const proto::Activity& a : t.activities()) {
+    if (a.name() == "qprof_sampling_argmax") EXPECT_EQ(a.nvtx_path(), "decode/step 2/head");
+    if (a.name() == "qprof_norm_rmsnorm") {
+      EXPECT_EQ(a.nvtx_path(), "decode/step 2/layer 0/attn");
+      EXPECT_EQ(a.args().at("cupti_capture_path"), "layer 0/attn");
+    }
+  }
+}
+
 }  // namespace
 }  // namespace qprof::runtime::cuda

@@ -43,6 +43,21 @@ void SetArg(proto::Activity* a, const std::string& key, std::string value) {
 
 GraphAttribution AttributeGraphReplays(const std::vector<CapturedNode>& chain,
                                        uint32_t device, proto::Trace* trace) {
+  GraphAttribution out;
+  // Records the collector already gave their capture-time path (".../graph/layer 3/moe",
+  // profiler/cupti/capture_paths.h) go back under their launch path first, so that both
+  // ways of attributing meet in one: the chain order below, which checks every record's
+  // kind and name, and the collector's path, which must agree with it.
+  for (proto::Activity& a : *trace->mutable_activities()) {
+    if (a.device_id() != device) continue;
+    auto launch = a.args().find("graph_launch_nvtx_path");
+    if (launch == a.args().end() || !EndsWithGraph(launch->second)) continue;
+    std::string below = a.nvtx_path().size() > launch->second.size() + 1
+                            ? a.nvtx_path().substr(launch->second.size() + 1)
+                            : "";
+    a.set_nvtx_path(launch->second);
+    SetArg(&a, "cupti_capture_path", std::move(below));
+  }
   std::vector<const CapturedNode*> expected;
   for (const CapturedNode& n : chain) {
     if (n.kind != CapturedNode::Kind::kOther) expected.push_back(&n);
@@ -54,7 +69,6 @@ GraphAttribution AttributeGraphReplays(const std::vector<CapturedNode>& chain,
     if (a.device_id() != device || KindOf(a) == CapturedNode::Kind::kOther) continue;
     if (EndsWithGraph(a.nvtx_path())) replays[{a.nvtx_path(), a.stream_id()}].push_back(&a);
   }
-  GraphAttribution out;
   for (auto& [key, records] : replays) {
     const std::string& path = key.first;
     ++out.replays;
@@ -83,6 +97,8 @@ GraphAttribution AttributeGraphReplays(const std::vector<CapturedNode>& chain,
       a.set_nvtx_path(std::move(full));
       SetArg(&a, "graph_replay", "1");
       SetArg(&a, "nvtx_path_source", "graph capture order");
+      auto cupti = a.args().find("cupti_capture_path");
+      if (cupti != a.args().end() && cupti->second != expected[i]->path) ++out.path_disagreements;
     }
     ++out.attributed;
   }

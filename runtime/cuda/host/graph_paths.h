@@ -10,6 +10,11 @@
 // nvtx_path_source="graph capture order". A replay whose records do not match the chain
 // (records missing or dropped, another order) keeps ".../graph" and is counted in
 // `unmatched` with the reason, never guessed.
+// The CUPTI collector may have given replayed records their capture-time path itself
+// (".../graph/layer 3/moe", with args graph_launch_nvtx_path; the decoder pushes its ranges
+// while capturing so that any CUPTI-based profiler sees them): such records are put back
+// under their launch path first and go through the same match; where the two disagree
+// the record keeps the chain's path and `path_disagreements` counts it.
 // Plain C++ (tests/runtime/graph_paths_test.cc).
 #ifndef QPROF_RUNTIME_CUDA_HOST_GRAPH_PATHS_H_
 #define QPROF_RUNTIME_CUDA_HOST_GRAPH_PATHS_H_
@@ -33,6 +38,7 @@ struct GraphAttribution {
   int replays = 0;       // groups of records under ".../graph" on the device (per stream)
   int attributed = 0;    // replays whose records were matched and re-pathed
   std::vector<std::string> unmatched;  // one reason per replay left as it was
+  int path_disagreements = 0;  // records whose collector path differed from the chain's
 };
 
 // Re-paths the records of every replay on `device` (see above). Memset and memcpy nodes

@@ -180,5 +180,77 @@ TEST_F(ShutdownSeamTest, BufferHandedBackAfterTheCollectorIsGoneIsFreed) {
   EXPECT_TRUE(next->Stop().ok());
 }
 
+// Issue 25: after Stop() nothing more is decoded, so a buffer CUPTI asks for then is
+// refused (one handed out would never come back to a running collector). Fails when
+// buffers are handed out after stop.
+TEST_F(ShutdownSeamTest, BuffersAreRefusedAfterStop) {
+  auto c = Make(CuptiOptions{});
+  ASSERT_TRUE(c->Start().ok());
+  CUcontext ctx = fake_->CreateContext(0);
+  fake_->LaunchKernel(ctx, 7, "k", 1000, 1);
+  ASSERT_TRUE(c->Stop().ok());
+  EXPECT_FALSE(fake_->RequestBufferNow());
+  proto::Trace trace;
+  ASSERT_TRUE(c->Flush(&trace).ok());
+  EXPECT_EQ(CountKind(trace, proto::ACTIVITY_KIND_KERNEL), 1);
+}
+
+// Records CUPTI counts as dropped after its last buffer came back (lost in its device
+// buffer during the final flush) are seen only by reading the count after the flush.
+// Fails without that final read.
+TEST_F(ShutdownSeamTest, DropsCountedAfterTheLastBufferAreInTheTrace) {
+  fake_->faults.drops_after_last_delivery = 7;
+  auto c = Make(CuptiOptions{});
+  ASSERT_TRUE(c->Start().ok());
+  CUcontext ctx = fake_->CreateContext(0);
+  for (int i = 0; i < 10; ++i) fake_->LaunchKernel(ctx, 7, "k", 1000, 1);
+  proto::Trace trace = Finish(c.get());
+  const proto::CollectorStats& s = trace.header().collector();
+  EXPECT_EQ(s.records_dropped(), 7u);
+  EXPECT_EQ(s.records_gpu() + fake_->gpu_records_dropped(), fake_->gpu_records_made());
+  EXPECT_TRUE(testing::HasWarning(trace, "7 activity records were dropped by CUPTI"));
+}
+
+// Kernels still running when the collector stops come back from the forced flush
+// without timestamps. They are counted as such (and said), not silently lost. Fails
+// without the incomplete-record count.
+TEST_F(ShutdownSeamTest, RecordsIncompleteAtTheForcedFlushAreCounted) {
+  fake_->faults.running_at_forced_flush = 5;
+  auto c = Make(CuptiOptions{});
+  ASSERT_TRUE(c->Start().ok());
+  CUcontext ctx = fake_->CreateContext(0);
+  for (int i = 0; i < 20; ++i) fake_->LaunchKernel(ctx, 7, "k", 1000, 1);  // no sync
+  proto::Trace trace = Finish(c.get());
+  const proto::CollectorStats& s = trace.header().collector();
+  EXPECT_EQ(CountKind(trace, proto::ACTIVITY_KIND_KERNEL), 15);
+  EXPECT_EQ(s.cupti_detail().records_incomplete(), 5u);
+  EXPECT_EQ(s.records_invalid(), 5u);
+  EXPECT_TRUE(testing::HasWarning(trace, "still running when the collector stopped"))
+      << s.DebugString();
+}
+
+// torch.profiler/Kineto registers its own activity buffer callbacks without subscribing,
+// and from then on CUPTI hands it every buffer, ours included. The collector cannot stop
+// that, but it notices the buffers that never came back and says the records are lost.
+// Fails without the check.
+TEST_F(ShutdownSeamTest, BuffersTakenByAnotherToolAreSaid) {
+  CuptiOptions options;
+  options.buffer_bytes = 1u << 20;
+  auto c = Make(options);
+  ASSERT_TRUE(c->Start().ok());
+  CUcontext ctx = fake_->CreateContext(0);
+  for (int i = 0; i < 100; ++i) fake_->LaunchKernel(ctx, 7, "before", 1000, 1);
+  fake_->SyncAll();  // our buffer holds them, not yet completed
+  fake_->RegisterForeignBufferCallbacks();
+  for (int i = 0; i < 100; ++i) fake_->LaunchKernel(ctx, 7, "after", 1000, 1);
+  proto::Trace trace = Finish(c.get());
+  const proto::CollectorStats& s = trace.header().collector();
+  EXPECT_GE(fake_->buffers_taken_by_foreign_tool(), 1u);
+  EXPECT_EQ(s.cupti_detail().buffers_not_returned(), 1u) << s.DebugString();
+  EXPECT_TRUE(testing::HasWarning(trace, "another tool registered its own activity buffer "
+                                         "callbacks"));
+  EXPECT_EQ(CountKind(trace, proto::ACTIVITY_KIND_KERNEL), 0);
+}
+
 }  // namespace
 }  // namespace qprof::profiler::cupti

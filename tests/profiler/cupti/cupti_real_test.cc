@@ -94,6 +94,56 @@ TEST_P(PerChipPlanTest, PlanIsAcceptedInOneCall) {
 INSTANTIATE_TEST_SUITE_P(Chips, PerChipPlanTest,
                          ::testing::Values("GA100", "AD102", "GH100", "GB100", "GB202"));
 
+// Issue 25: what a metrics pass costs, from libcupti's own scheduler offline (the same
+// call the collector and `qprof record` make). The default set must stay cheap: the
+// full set (sm__throughput) costs ten passes on GH100 and nine on GB100, each a replay
+// of every kernel with its memory saved and restored.
+TEST(CuptiRealTest, DefaultPlanCostsThreePassesAndTheFullPlanTen) {
+  struct Want {
+    const char* chip;
+    size_t default_passes;
+    size_t full_passes;
+  };
+  for (const Want& w : {Want{"GH100", 3, 10}, Want{"GB100", 3, 9}}) {
+    PlanCost def, full;
+    CoreStatus s = PlanCostOffline(RealCuptiApi(), w.chip, MetricSet::kDefault, {}, &def);
+    if (!s.ok()) GTEST_SKIP() << "no offline data for " << w.chip << ": " << s.message();
+    ASSERT_TRUE(PlanCostOffline(RealCuptiApi(), w.chip, MetricSet::kFull, {}, &full).ok());
+    EXPECT_EQ(def.passes, w.default_passes) << w.chip;
+    EXPECT_EQ(full.passes, w.full_passes) << w.chip;
+    // The default set keeps the evidence the analysis reads, and the range identity check.
+    EXPECT_FALSE(def.plan.tensor_pct.empty()) << w.chip;
+    EXPECT_FALSE(def.plan.fma_pct.empty()) << w.chip;
+    EXPECT_FALSE(def.plan.dram_pct.empty()) << w.chip;
+    EXPECT_EQ(def.plan.ctas, "sm__ctas_launched.sum") << w.chip;
+    EXPECT_TRUE(def.plan.sm_pct.empty()) << w.chip;
+    EXPECT_FALSE(full.plan.sm_pct.empty()) << w.chip;
+  }
+}
+
+// Every chip the collector names offline: the default set never needs more than three.
+TEST_P(PerChipPlanTest, DefaultPlanFitsThreePasses) {
+  PlanCost cost;
+  CoreStatus s = PlanCostOffline(RealCuptiApi(), GetParam(), MetricSet::kDefault, {}, &cost);
+  if (!s.ok()) GTEST_SKIP() << "no offline data for " << GetParam() << ": " << s.message();
+  EXPECT_GE(cost.passes, 1u);
+  EXPECT_LE(cost.passes, 3u) << GetParam();
+  // The CTA count, the range's identity check, costs no pass of its own.
+  PlanCost without = cost;
+  std::vector<std::string> names;
+  for (const std::string& m : cost.plan.metrics) {
+    if (m != cost.plan.ctas) names.push_back(m);
+  }
+  Host host(GetParam());
+  ASSERT_EQ(host.rc, CUPTI_SUCCESS);
+  std::vector<const char*> ptrs;
+  for (const std::string& n : names) ptrs.push_back(n.c_str());
+  std::vector<uint8_t> image;
+  ASSERT_TRUE(MakeConfigImage(RealCuptiApi(), host.object, GetParam(), ptrs, &image,
+                              &without.passes).ok());
+  EXPECT_EQ(without.passes, cost.passes) << GetParam();
+}
+
 // Why the plan is validated before one call: after one refusal, libcupti refuses every
 // later ConfigAddMetrics on that host object, good names included.
 TEST(CuptiRealTest, OneRefusedMetricPoisonsTheHostObject) {

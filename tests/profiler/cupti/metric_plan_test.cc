@@ -39,7 +39,7 @@ TEST(MetricPlanTest, BlackwellDatacenterAddsTcPipeAndFmaSplit) {
 }
 
 TEST(MetricPlanTest, MissingMetricsAreListed) {
-  MetricPlan plan = ChooseMetrics("XX", {"sm__throughput"}, {});
+  MetricPlan plan = ChooseMetrics("XX", {"sm__throughput"}, {}, MetricSet::kFull);
   EXPECT_THAT(plan.not_offered, Contains("sm__pipe_tensor_cycles_active"));
   EXPECT_THAT(plan.not_offered, Contains("dram__throughput"));
   EXPECT_TRUE(plan.tensor_pct.empty());
@@ -92,7 +92,7 @@ TEST(MetricPlanTest, KeepOfferedDropsNamesTheChipWouldRefuse) {
 TEST(MetricPlanTest, FillTakesTheLargerTensorPipeAndSkipsNaN) {
   std::set<std::string> b200 = {"sm__pipe_tensor_cycles_active", "sm__pipe_tc_cycles_active",
                                 "dram__throughput", "sm__throughput"};
-  MetricPlan plan = ChooseMetrics("GB100", b200, {});
+  MetricPlan plan = ChooseMetrics("GB100", b200, {}, MetricSet::kFull);
   std::vector<double> values;
   for (const std::string& m : plan.metrics) {
     if (m.rfind("sm__pipe_tensor", 0) == 0) values.push_back(3.5);
@@ -107,6 +107,33 @@ TEST(MetricPlanTest, FillTakesTheLargerTensorPipeAndSkipsNaN) {
   EXPECT_DOUBLE_EQ(*out.sm_throughput_pct, 40.0);
   EXPECT_EQ(out.raw.size(), plan.metrics.size() - 1);
   EXPECT_FALSE(out.source.empty());
+}
+
+// Issue 25: sm__throughput alone costs eight passes on GH100, so the default set leaves it
+// out; the full set adds it. Both keep the CTA count the ranges are checked with.
+TEST(MetricPlanTest, DefaultSetLeavesTheCostlySmThroughputOut) {
+  std::set<std::string> hopper = kHopper;
+  hopper.insert("sm__ctas_launched");
+  MetricPlan def = ChooseMetrics("GH100", hopper, {});
+  MetricPlan full = ChooseMetrics("GH100", hopper, {}, MetricSet::kFull);
+  EXPECT_EQ(def.set, MetricSet::kDefault);
+  EXPECT_TRUE(def.sm_pct.empty());
+  EXPECT_THAT(def.metrics, Not(Contains("sm__throughput.avg.pct_of_peak_sustained_elapsed")));
+  EXPECT_EQ(full.sm_pct, "sm__throughput.avg.pct_of_peak_sustained_elapsed");
+  EXPECT_EQ(full.metrics.size(), def.metrics.size() + 1);
+  for (const MetricPlan* p : {&def, &full}) {
+    EXPECT_EQ(p->ctas, "sm__ctas_launched.sum");
+    EXPECT_FALSE(p->tensor_pct.empty());
+    EXPECT_FALSE(p->fma_pct.empty());
+    EXPECT_FALSE(p->dram_pct.empty());
+  }
+  MetricSet set = MetricSet::kFull;
+  EXPECT_TRUE(ParseMetricSet("", &set));
+  EXPECT_EQ(set, MetricSet::kDefault);
+  EXPECT_TRUE(ParseMetricSet("full", &set));
+  EXPECT_EQ(set, MetricSet::kFull);
+  EXPECT_FALSE(ParseMetricSet("fast", &set));
+  EXPECT_STREQ(MetricSetName(MetricSet::kFull), "full");
 }
 
 TEST(MetricPlanTest, DropMetricClearsItsRole) {

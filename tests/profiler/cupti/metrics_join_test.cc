@@ -76,5 +76,25 @@ TEST(MetricsJoinTest, UnavailableReasonIsCarriedOver) {
   EXPECT_EQ(trace.header().collector().warnings_size(), 0);  // the reason says it all
 }
 
+// Issue 25: the trace keeps what its metrics pass cost and refused.
+TEST(MetricsJoinTest, TheTraceTakesTheMetricsPassCost) {
+  proto::Trace metrics;
+  proto::CuptiCollectionDetail* d = metrics.mutable_header()->mutable_collector()->mutable_cupti_detail();
+  d->set_metric_set("full");
+  d->set_metric_passes(10);
+  d->set_metric_ranges_refused(4);
+  d->add_contexts_not_profiled("context 2 (device 0): never profiled");
+  proto::Trace trace;
+  trace.mutable_header()->mutable_collector()->mutable_cupti_detail()->set_records_incomplete(1);
+  JoinKernelMetrics(metrics, &trace);
+  const proto::CuptiCollectionDetail& t = trace.header().collector().cupti_detail();
+  EXPECT_EQ(t.metric_set(), "full");
+  EXPECT_EQ(t.metric_passes(), 10u);
+  EXPECT_EQ(t.metric_ranges_refused(), 4u);
+  EXPECT_EQ(t.records_incomplete(), 1u);  // the trace pass's own
+  ASSERT_EQ(t.contexts_not_profiled_size(), 1);
+  EXPECT_EQ(t.contexts_not_profiled(0), "metrics pass: context 2 (device 0): never profiled");
+}
+
 }  // namespace
 }  // namespace qprof::profiler::cupti

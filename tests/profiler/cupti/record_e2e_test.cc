@@ -230,8 +230,13 @@ TEST(RecordE2eTest, SigtermStillFinishesTheTrace) {
 
 // Issue 16, bug 11: a worker forked without exec writes its own trace, named by its own
 // pid; it neither overwrites nor corrupts the parent's, which holds every launch.
-TEST(RecordE2eTest, ForkedWorkerGetsItsOwnTrace) {
-  RecordRun run = Record("fork");
+// Issue 25: "fork" forks before the trace file is open, "fork-late" after (a chunk is
+// on disk): the child must leave the parent's open file alone (close its copy of the
+// descriptor unwritten) and write its own trace. fork-late fails when the child keeps
+// the parent's writer.
+void ExpectForkedWorkerGetsItsOwnTrace(const std::string& scenario) {
+  SCOPED_TRACE(scenario);
+  RecordRun run = Record(scenario);
   ASSERT_EQ(run.exit_code, 0) << run.output;
   const std::string child_pid = LogValue(run, "child");
   ASSERT_FALSE(child_pid.empty()) << run.output;
@@ -262,6 +267,13 @@ TEST(RecordE2eTest, ForkedWorkerGetsItsOwnTrace) {
 }
 
 // Issue 16, bug 7, end to end: cudaDeviceReset does not end the trace.
+
+TEST(RecordE2eTest, ForkedWorkerGetsItsOwnTrace) { ExpectForkedWorkerGetsItsOwnTrace("fork"); }
+
+TEST(RecordE2eTest, ForkedWorkerLeavesTheParentsOpenTraceAlone) {
+  ExpectForkedWorkerGetsItsOwnTrace("fork-late");
+}
+
 TEST(RecordE2eTest, DeviceResetDoesNotEndTheTrace) {
   RecordRun run = Record("reset");
   ASSERT_EQ(run.exit_code, 0) << run.output;
@@ -310,33 +322,56 @@ TEST(RecordE2eTest, NoNvtxReallyTurnsNvtxOff) {
   for (const proto::Activity& a : t.activities()) ASSERT_EQ(a.nvtx_path(), "");
 }
 
-// Issue 16, bug 1, end to end: the metrics pass's ranges are named after the kernels
-// launched, so the join gives every (non-graph) kernel its metrics.
+// Issue 16, bug 1 and issue 25, end to end: the metrics pass's ranges are tied to the
+// kernels launched, graph replays included (one range per node, no launch callbacks; the
+// captured launches make none), so the join gives every kernel its own metrics. What the
+// pass costs is printed before it starts, by qprof and again by the collector when the
+// chip is known; and nothing calls the driver inside cuInit (the stand-in driver says so
+// when something does: fails when the injection library does not tell the collector it
+// starts inside cuInit).
 TEST(RecordE2eTest, MetricsPassJoinsOntoEveryKernel) {
   // Every kernel of the run gets a range (the default, 2048 per context, is fewer).
   RecordRun run = Record("normal", "QPROF_METRIC_KERNELS=20000", "--metrics");
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_NE(run.output.find("joined 1 metrics pass file"), std::string::npos) << run.output;
   EXPECT_TRUE(Files(run, ".metrics.qtrace").empty());  // folded into the trace
+  const size_t cost = run.output.find("qprof: metrics pass (default set, ");
+  const size_t pass = run.output.find("qprof: metrics pass: running the command again");
+  ASSERT_NE(cost, std::string::npos) << run.output;
+  EXPECT_LT(cost, pass) << run.output;
+  EXPECT_NE(run.output.find("on GH100 (H100, H200, GH200): 3 counter passes"), std::string::npos)
+      << run.output;
+  EXPECT_NE(run.output.find("(--metrics=full adds SM throughput: 10 passes on GH100)"),
+            std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("on chip GH100: 3 counter passes"), std::string::npos) << run.output;
+  EXPECT_EQ(run.output.find("inside cuInit"), std::string::npos) << run.output;
   std::vector<std::string> traces = Files(run, ".qtrace");
   ASSERT_EQ(traces.size(), 1u);
   const proto::Trace t = Read(traces[0]);
   const proto::CollectorStats& s = t.header().collector();
   EXPECT_TRUE(s.metrics_available()) << s.DebugString();
+  EXPECT_EQ(s.cupti_detail().metric_passes(), 3u);
+  EXPECT_EQ(s.cupti_detail().metric_set(), "default");
   int kernels = 0, graph_kernels = 0;
   for (const proto::Activity& a : t.activities()) {
     if (a.kind() != proto::ACTIVITY_KIND_KERNEL) continue;
     ++kernels;
-    if (a.graph_id() != 0) {
-      ++graph_kernels;  // auto range does not profile graph nodes one by one
-      continue;
-    }
+    graph_kernels += a.graph_id() != 0;
     ASSERT_TRUE(a.metrics().has_tensor_pipe_pct()) << a.name();
     EXPECT_DOUBLE_EQ(a.metrics().tensor_pipe_pct(),
                      a.name().find("mma") != std::string::npos ? 80.0 : 0.5) << a.name();
   }
-  EXPECT_EQ(s.metrics_kernels_matched(), static_cast<uint64_t>(kernels - graph_kernels));
-  EXPECT_EQ(s.metrics_kernels_unmatched(), static_cast<uint64_t>(graph_kernels));
+  EXPECT_EQ(graph_kernels, 2 * 2 * 3);  // two threads, two replays of three kernels
+  EXPECT_EQ(s.metrics_kernels_matched(), static_cast<uint64_t>(kernels));
+  EXPECT_EQ(s.metrics_kernels_unmatched(), 0u);
+}
+
+// `--metrics full` (or =full): the full set, with its cost said before it starts.
+TEST(RecordE2eTest, FullMetricsSayTheirCost) {
+  RecordRun run = Record("none", "", "--metrics full");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("metrics pass (full set"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find(": 10 counter passes"), std::string::npos) << run.output;
 }
 
 // Counters refused: the trace pass is kept, the reason and the fix are printed.

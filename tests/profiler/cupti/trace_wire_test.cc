@@ -107,6 +107,14 @@ HeaderData FullHeader() {
   s.metrics_kernels_unmatched = 2;
   s.metrics_missing = {"chip X has no ..."};
   s.ended_by = "signal SIGTERM";
+  CuptiDetailData detail;
+  detail.metric_set = "default";
+  detail.metric_passes = 3;
+  detail.metric_ranges_refused = 5;
+  detail.records_incomplete = 2;
+  detail.buffers_not_returned = 1;
+  detail.contexts_not_profiled = {"context 2 on device 0: ...", ""};
+  s.cupti_detail = detail;
   h.collector = s;
   h.source_kind = "qtrace";
   h.notes = {"streamed"};

@@ -143,6 +143,13 @@ TEST_P(CudaVsCpuTest, GraphReplaysGiveTheEagerTokensWithPerLayerRanges) {
   if (kernels == 0) GTEST_SKIP() << "no kernel records (CUPTI unavailable): tokens checked only";
   EXPECT_GT(replayed, 0) << "no replayed kernel got its capture-time range";
   for (const std::string& n : h.notes()) EXPECT_EQ(n.find("left under"), std::string::npos) << n;
+  // Issue 25: CUPTI's graph callbacks gave every replayed kernel its capture-time path too,
+  // and it agrees with the capture order.
+  EXPECT_EQ(h.collector().cupti_detail().graph_kernels_unmapped(), 0u);
+  EXPECT_GT(h.collector().cupti_detail().graph_kernels_capture_path(), 0u);
+  for (const std::string& n : h.notes()) {
+    EXPECT_EQ(n.find("another capture path"), std::string::npos) << n;
+  }
 }
 
 TEST_P(CudaVsCpuTest, StepZeroIsThePlanKernelForKernel) {

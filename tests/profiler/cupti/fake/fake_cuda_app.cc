@@ -2,13 +2,18 @@
 // launches on the fake GPU of the stand-in driver, and logs what it launched, one line
 // per GPU operation, so a test can hold the trace against it.
 //
-//   fake_cuda_app SCENARIO LOG
+//   fake_cuda_app SCENARIO LOG [SCRIPT]
 // Scenarios:
 //   normal   two threads, two streams each, NVTX paths (and an NCCL-domain range),
 //            copies, memsets, graph replays; exits normally
 //   kill     launches until the streamed trace has a chunk on disk, then SIGKILL itself
 //   sigterm  launches, then SIGTERM itself (default disposition: the process ends)
 //   fork     launches, forks a worker that uses no CUDA and outlives the parent
+//   fork-late  as fork, but only once the streamed trace file is open (the child must
+//            leave the parent's file alone and write its own)
+//   script   plays the script file given as a third argument, one operation a line:
+//              push <name> | pop | kernel <name> | capture <stream> | instantiate <stream> |
+//              replay <stream>   (kernels on stream 7 unless captured elsewhere)
 //   reset    launches, cudaDeviceReset, launches again on the new context
 //   chdir    changes directory before cuInit, then launches
 //   none     cuInit, launches nothing
@@ -123,11 +128,46 @@ long StreamedBytes() {
   return best;
 }
 
+// The "script" scenario: a decode loop as a list of operations (the test writes it from
+// the decoder's own launch list). Kernels run on stream 7, the stream captured too.
+int PlayScript(const char* path) {
+  FILE* f = std::fopen(path, "r");
+  if (f == nullptr) return 3;
+  char line[1024];
+  uint64_t exec = 0;
+  unsigned capture_stream = 7;
+  while (std::fgets(line, sizeof(line), f) != nullptr) {
+    std::string l(line);
+    while (!l.empty() && (l.back() == '\n' || l.back() == '\r')) l.pop_back();
+    const size_t space = l.find(' ');
+    const std::string op = l.substr(0, space);
+    const std::string arg = space == std::string::npos ? "" : l.substr(space + 1);
+    if (op == "push") {
+      Push(arg.c_str());
+    } else if (op == "pop") {
+      Pop();
+    } else if (op == "kernel") {
+      qprofFakeLaunchKernelGrid(arg.c_str(), capture_stream, 0, 3000);
+    } else if (op == "capture") {
+      capture_stream = static_cast<unsigned>(std::atoi(arg.c_str()));
+      qprofFakeBeginCapture(capture_stream);
+    } else if (op == "instantiate") {
+      exec = qprofFakeEndCaptureAndInstantiate(capture_stream);
+      capture_stream = 7;
+    } else if (op == "replay") {
+      qprofFakeLaunchGraphExec(exec, static_cast<unsigned>(std::atoi(arg.c_str())));
+    }
+  }
+  std::fclose(f);
+  qprofFakeSynchronize();
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 3) {
-    std::fprintf(stderr, "usage: %s SCENARIO LOG\n", argv[0]);
+  if (argc != 3 && argc != 4) {
+    std::fprintf(stderr, "usage: %s SCENARIO LOG [SCRIPT]\n", argv[0]);
     return 2;
   }
   const std::string scenario = argv[1];
@@ -164,8 +204,14 @@ int main(int argc, char** argv) {
     raise(scenario == "kill" ? SIGKILL : SIGTERM);
     return 5;  // not reached
   }
-  if (scenario == "fork") {
+  if (scenario == "script") return argc == 4 ? PlayScript(argv[3]) : 2;
+  if (scenario == "fork" || scenario == "fork-late") {
     for (int i = 0; i < 100; ++i) Kernel("parent_before_fork", 1);
+    if (scenario == "fork-late") {
+      // Until the trace file is open: the header is written with the first chunk.
+      qprofFakeSynchronize();
+      for (int i = 0; i < 200 && StreamedBytes() == 0; ++i) usleep(50 * 1000);
+    }
     const pid_t parent = getpid();
     const pid_t child = fork();
     if (child == 0) {

@@ -25,6 +25,8 @@ size_t RecordSize(CUpti_ActivityKind kind) {
     case CUPTI_ACTIVITY_KIND_DRIVER: return sizeof(CUpti_ActivityAPI);
     case CUPTI_ACTIVITY_KIND_MARKER: return sizeof(CUpti_ActivityMarker2);
     case CUPTI_ACTIVITY_KIND_DEVICE: return sizeof(CUpti_ActivityDevice5);
+    case CUPTI_ACTIVITY_KIND_OVERHEAD: return sizeof(CUpti_ActivityOverhead3);
+    case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: return sizeof(CUpti_ActivityExternalCorrelation);
     default: return 0;
   }
 }
@@ -32,7 +34,75 @@ size_t RecordSize(CUpti_ActivityKind kind) {
 // GPU records wait on the "device" until this many are pending (CUPTI's device buffers).
 constexpr size_t kDeviceRecordsPending = 64;
 
+// The other tool of RegisterForeignBufferCallbacks (its callbacks carry no user pointer).
+std::atomic<FakeCupti*> g_foreign_owner{nullptr};
+
+// A kernel record still running at a forced flush: CUPTI hands it back without times.
+void ZeroKernelTimes(std::vector<uint8_t>* record) {
+  CUpti_Activity head;
+  std::memcpy(&head, record->data(), sizeof(head));
+  if (head.kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) return;
+  CUpti_ActivityKernel10 k;
+  std::memcpy(&k, record->data(), sizeof(k));
+  k.start = 0;
+  k.end = 0;
+  std::memcpy(record->data(), &k, sizeof(k));
+}
+
 }  // namespace
+
+void CUPTIAPI FakeCupti::ForeignRequested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, 1 << 20));
+  *size = *buffer != nullptr ? (1 << 20) : 0;
+  *max_records = 0;
+}
+
+// Takes every buffer CUPTI completes, the collector's included, and frees it as Kineto does.
+void CUPTIAPI FakeCupti::ForeignCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t) {
+  if (FakeCupti* owner = g_foreign_owner.load()) owner->foreign_taken_.fetch_add(1);
+  std::free(buffer);
+}
+
+void FakeCupti::RegisterForeignBufferCallbacks() {
+  Log("ActivityRegisterCallbacks(another tool)");
+  g_foreign_owner.store(this);
+  std::lock_guard<std::mutex> lock(mu_);
+  requested_ = &FakeCupti::ForeignRequested;
+  completed_ = &FakeCupti::ForeignCompleted;
+}
+
+bool FakeCupti::RequestBufferNow() {
+  std::lock_guard<std::mutex> lock(emit_mu_);
+  CUpti_BuffersCallbackRequestFunc request;
+  {
+    std::lock_guard<std::mutex> state(mu_);
+    request = requested_;
+  }
+  uint8_t* buffer = nullptr;
+  size_t size = 0, max_records = 0;
+  if (request != nullptr) request(&buffer, &size, &max_records);
+  if (buffer == nullptr) return false;
+  if (current_.data == nullptr) {
+    current_ = Buffer{buffer, size, 0};
+  } else {
+    std::lock_guard<std::mutex> state(mu_);
+    completed_queue_.emplace_back(buffer, 0);  // handed back empty at the next flush
+  }
+  return true;
+}
+
+void FakeCupti::EmitOverhead(uint64_t start, uint64_t end) {
+  if (!Enabled(CUPTI_ACTIVITY_KIND_OVERHEAD)) return;
+  CUpti_ActivityOverhead3 o;
+  std::memset(&o, 0, sizeof(o));
+  o.kind = CUPTI_ACTIVITY_KIND_OVERHEAD;
+  o.overheadKind = CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH;
+  o.objectKind = CUPTI_ACTIVITY_OBJECT_PROCESS;
+  o.objectId.pt.processId = pid;
+  o.start = start;
+  o.end = end;
+  Emit(&o, sizeof(o));
+}
 
 thread_local CUcontext FakeCupti::t_current_ = nullptr;
 
@@ -213,8 +283,19 @@ void FakeCupti::DeliveryLoop() {
 
 CUptiResult FakeCupti::ActivityFlushAll(uint32_t flag) {
   Log("ActivityFlushAll(" + std::to_string(flag) + ")");
+  const bool forced = (flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) != 0;
+  const uint64_t flush_start = HostNow();
+  EmitOverhead(flush_start, HostNow(700));  // CUPTI's own time spent flushing
   {
     std::lock_guard<std::mutex> lock(emit_mu_);
+    if (forced && faults.running_at_forced_flush > 0) {
+      // The newest records are of kernels still running: incomplete, forced out anyway.
+      int left = faults.running_at_forced_flush;
+      for (auto it = gpu_waiting_.rbegin(); it != gpu_waiting_.rend() && left > 0; ++it, --left) {
+        ZeroKernelTimes(&*it);
+      }
+      faults.running_at_forced_flush = 0;
+    }
     DrainGpuLocked(true);
     CompleteCurrentLocked();  // every record here is complete: default and forced alike
   }
@@ -253,6 +334,15 @@ CUptiResult FakeCupti::ActivityFlushAll(uint32_t flag) {
     // one its own worker thread was handing back meanwhile.
     std::unique_lock<std::mutex> lock(mu_);
     delivery_cv_.wait(lock, [this] { return delivering_ == 0; });
+  }
+  if (forced && faults.drops_after_last_delivery > 0) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const int n = faults.drops_after_last_delivery;
+    faults.drops_after_last_delivery = 0;
+    dropped_ += n;
+    dropped_total_ += n;
+    gpu_dropped_ += n;
+    gpu_made_ += n;
   }
   std::unique_lock<std::mutex> lock(late_mu_);
   if (late_started) {

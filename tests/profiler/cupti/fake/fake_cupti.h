@@ -6,25 +6,56 @@
 // Records are real CUpti_Activity* structs of the CUDA 13.0 headers (CUpti_ActivityKernel10,
 // CUpti_ActivityAPI, CUpti_ActivityMarker2, ...) written into the buffers the collector
 // hands out, packed at 8-byte alignment as CUPTI packs them, so the real decoder runs.
-// What it emulates, and how (each from the CUDA 13.0 headers and CUPTI's documentation):
+// What it emulates, and how (each from the CUDA 13.0 headers and CUPTI's documentation;
+// where CUPTI documents nothing the comment says so, and scripts/device-check-cupti.sh
+// measures it on a GPU):
 //  - Buffers: a record goes into the current buffer, requested from the collector's
 //    BufferRequested when there is none; when it is full it is completed. No buffer
 //    (nullptr) means the record is dropped and counted, as CUPTI does; the count is
 //    returned and reset by cuptiActivityGetNumDroppedRecords(NULL, 0) (global queue).
 //  - Completed buffers are delivered on the fake's own thread (CUPTI's worker), or by a
 //    flush on the calling thread: cuptiActivityFlushAll(0) returns every buffer whose
-//    records are complete (all of them here), FORCED the same.
-//  - Host-side records (API, markers) are written when they happen; GPU records
-//    (kernel, memcpy, memset) when the "device" hands them back, i.e. later: at a flush,
-//    at SyncAll(), or when 64 are waiting (as CUPTI's device buffers fill).
+//    records are complete (all of them here), FORCED the same. Buffer callbacks are
+//    process-wide: whoever registered last gets every buffer completed from then on, ours
+//    included (RegisterForeignBufferCallbacks: what torch.profiler/Kineto does, with no
+//    subscriber).
+//  - Host-side records (API, markers, external correlation) are written when they happen;
+//    GPU records (kernel, memcpy, memset) when the "device" hands them back, i.e. later:
+//    at a flush, at SyncAll(), or when 64 are waiting (as CUPTI's device buffers fill).
+//    OVERHEAD records come with every flush.
 //  - Callbacks: one subscriber (cuptiSubscribe_v2 fails with
 //    CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED and names the holder when another
-//    is attached); resource callbacks at context creation/destruction; driver API
-//    callbacks (enter and exit, with symbolName) for launches.
+//    is attached); resource callbacks at context creation/destruction and for graphs
+//    (CUpti_GraphData in resourceDescriptor); driver API callbacks (enter and exit, with
+//    symbolName, the launch's parameters and its return code) for launches, graph
+//    launches and stream capture. A failed launch returns its code in the exit callback
+//    and runs nothing.
+//  - Stream capture: a launch on a capturing stream issues its callbacks (success) and
+//    GRAPHNODE_CREATED between them, writes its API record, and runs nothing: no kernel
+//    record, no range. Instantiation clones every node (GRAPHNODE_CREATED, then
+//    GRAPHNODE_CLONED) into a graph whose id is the executable graph's (seen in Triton
+//    Proton's CUPTI backend, not documented), then GRAPHEXEC_CREATED. A replay writes one
+//    kernel record per kernel node, carrying the clone's node id and the executable
+//    graph's id, all with the graph launch's correlation id.
+//  - Library-internal kernels (FakeLaunch::internal): a kernel record and, under the range
+//    profiler, a range, but no launch callbacks (kernels a library or the driver launches
+//    inside another call).
 //  - NVTX reaches CUPTI only when NVTX_INJECTION64_PATH was set at the first NVTX call.
-//  - Range profiler: auto range names ranges "0", "1", ... per context in launch order;
-//    a host object that refused one metric answers CUPTI_ERROR_UNKNOWN to every later
-//    ConfigAddMetrics (libcupti 13.0.1 does this, checked offline for GH100/GB202).
+//  - Range profiler: auto range names ranges "0", "1", ... per context in the order it
+//    profiles kernels (launches and replayed graph nodes alike, the nodes in creation
+//    order: undocumented for graphs with parallel branches); the CTA count of each range
+//    is the launch's grid. Auto range serialises launches: by default one launch's enter
+//    callback, range and exit callback are not interleaved with another thread's
+//    (interleave_launch_callbacks: only the range is serialised; which one CUPTI does is
+//    not documented). Counter data dies with its context: a session not ended before its
+//    context is destroyed decodes nothing. One session per device: enabling the range
+//    profiler on a second context of a device fails while one is enabled
+//    (cupti_profiler_target.h: "may fail if any profiling session is active on the
+//    context or its device"; the error code is not documented, the fake answers
+//    CUPTI_ERROR_INVALID_OPERATION). A host object that refused one metric answers
+//    CUPTI_ERROR_UNKNOWN to every later ConfigAddMetrics (libcupti 13.0.1 does this,
+//    checked offline for GH100/GB202). Pass counts: a model (PassesFor), no kinder than the
+//    real scheduler where it was measured offline.
 // Thread-safety: every method may be called from any thread.
 #ifndef QPROF_TESTS_PROFILER_CUPTI_FAKE_FAKE_CUPTI_H_
 #define QPROF_TESTS_PROFILER_CUPTI_FAKE_FAKE_CUPTI_H_
@@ -64,6 +95,8 @@ struct FakeFaults {
   std::set<std::string> refused_metrics;
   // The host object makes an empty config image.
   bool empty_config_image = false;
+  // cuptiProfilerHostGetNumOfPasses answers 0 for a non-empty config image.
+  bool zero_passes = false;
   // Completed buffers are not delivered until a flush: CUPTI asks for buffers faster
   // than it hands them back, so the collector's cap is reached and records are dropped.
   bool hold_completed_buffers = false;
@@ -80,6 +113,23 @@ struct FakeFaults {
   bool keep_one_past_flush = false;
   // cuptiActivityEnable(CONCURRENT_KERNEL) -> CUPTI_ERROR_NOT_SUPPORTED.
   bool refuse_kernel_activity = false;
+  // At the forced flush, the last n GPU records still on the device are of kernels still
+  // running: they come back with start = end = 0 (as CUPTI_ACTIVITY_FLAG_FLUSH_FORCED
+  // returns incomplete records).
+  int running_at_forced_flush = 0;
+  // At the forced flush, after the last buffer was handed back, n records are found lost
+  // on the device (its buffer overflowed) and counted on the global queue: only a read of
+  // the dropped count after the flush sees them (when CUPTI counts such losses relative
+  // to the flush's buffer callbacks is not documented).
+  int drops_after_last_delivery = 0;
+  // cuptiRangeProfilerStop reports isAllPassSubmitted = 0.
+  bool passes_not_submitted = false;
+  // Only the range is serialised between threads launching at once, not the callbacks
+  // around it (see the top of this file).
+  bool interleave_launch_callbacks = false;
+  // Captured launches issue no GRAPHNODE_CREATED: a launch that succeeds and makes no
+  // range for a reason the collector cannot see (the way to make one in a test).
+  bool hide_capture_nodes = false;
   // cuptiGetVersion's answer.
   uint32_t version = 130001;
   bool driver_present = true;
@@ -88,13 +138,32 @@ struct FakeFaults {
 // The scripted program's side, as virtual functions only: the stand-in libcuda calls
 // them on the fake that lives in the stand-in libcupti without linking a second copy of
 // the fake's code.
+// One kernel launch of the scripted program.
+struct FakeLaunch {
+  std::string name;
+  uint32_t grid = 0;           // CTAs (gridDimX; Y = Z = 1); 0: a fixed function of the name
+  uint64_t duration_ns = 1000;
+  CUresult result = CUDA_SUCCESS;  // not CUDA_SUCCESS: the launch fails, nothing runs
+  bool internal = false;       // launched inside a library call: no launch callbacks
+};
+
 class FakeGpuControl {
  public:
   virtual ~FakeGpuControl() = default;
   virtual CUcontext CreateContext(uint32_t device) = 0;
   virtual void DestroyContext(CUcontext ctx) = 0;
+  virtual uint32_t Launch(CUcontext ctx, uint32_t stream, const FakeLaunch& launch,
+                          uint64_t tid) = 0;
   virtual uint32_t LaunchKernel(CUcontext ctx, uint32_t stream, const std::string& name,
                                 uint64_t duration_ns, uint64_t tid) = 0;
+  // cudaStreamBeginCapture / EndCapture (returns the graph), cudaGraphInstantiate
+  // (returns the executable graph), cudaGraphLaunch. Handles are the fake's ids.
+  virtual void BeginCapture(CUcontext ctx, uint32_t stream, uint64_t tid) = 0;
+  virtual uint64_t EndCapture(CUcontext ctx, uint32_t stream, uint64_t tid) = 0;
+  virtual uint64_t Instantiate(CUcontext ctx, uint64_t graph, uint64_t tid) = 0;
+  virtual uint32_t LaunchGraph(CUcontext ctx, uint32_t stream, uint64_t exec, uint64_t tid) = 0;
+  // A graph of `kernels` captured and instantiated at the first call with that list (on
+  // `stream`, by this thread), then replayed.
   virtual uint32_t GraphLaunch(CUcontext ctx, uint32_t stream,
                                const std::vector<std::string>& kernels, uint64_t tid) = 0;
   virtual uint32_t Memcpy(CUcontext ctx, uint32_t stream, uint8_t copy_kind, uint64_t bytes,
@@ -121,10 +190,25 @@ class FakeCupti final : public CuptiApi, public FakeGpuControl {
   // ---- The scripted program (each returns the correlation id of its API call) ---------
   CUcontext CreateContext(uint32_t device) override;  // current on the calling thread
   void DestroyContext(CUcontext ctx) override;
+  uint32_t Launch(CUcontext ctx, uint32_t stream, const FakeLaunch& launch,
+                  uint64_t tid) override;
   uint32_t LaunchKernel(CUcontext ctx, uint32_t stream, const std::string& name,
                         uint64_t duration_ns, uint64_t tid) override;
+  void BeginCapture(CUcontext ctx, uint32_t stream, uint64_t tid) override;
+  uint64_t EndCapture(CUcontext ctx, uint32_t stream, uint64_t tid) override;
+  uint64_t Instantiate(CUcontext ctx, uint64_t graph, uint64_t tid) override;
+  uint32_t LaunchGraph(CUcontext ctx, uint32_t stream, uint64_t exec, uint64_t tid) override;
   uint32_t GraphLaunch(CUcontext ctx, uint32_t stream, const std::vector<std::string>& kernels,
                        uint64_t tid) override;
+  // cuptiActivityPushExternalCorrelationId / Pop on thread `tid`: while pushed, every API
+  // call of that thread writes an EXTERNAL_CORRELATION record with the id.
+  void PushExternalId(uint64_t tid, uint64_t external_id);
+  void PopExternalId(uint64_t tid);
+  // Another tool calls cuptiActivityRegisterCallbacks after the collector did: from now on
+  // its callbacks get every buffer (it frees them, as Kineto does).
+  void RegisterForeignBufferCallbacks();
+  // CUPTI asks for a buffer now (a record to write): true when the collector gave one.
+  bool RequestBufferNow();
   uint32_t Memcpy(CUcontext ctx, uint32_t stream, uint8_t copy_kind, uint64_t bytes,
                   uint64_t tid) override;
   uint32_t Memset(CUcontext ctx, uint32_t stream, uint64_t bytes, uint64_t tid) override;
@@ -152,6 +236,9 @@ class FakeCupti final : public CuptiApi, public FakeGpuControl {
   std::set<std::thread::id> walk_threads() const;
   std::set<std::thread::id> delivery_threads() const;
   bool nvtx_reached_cupti() const { return nvtx_state_ == 1; }
+  uint64_t buffers_taken_by_foreign_tool() const { return foreign_taken_.load(); }
+  // The grid the fake gives a kernel launched without one (FakeLaunch::grid == 0).
+  static uint32_t GridOf(const std::string& kernel);
 
   // ---- CuptiApi -------------------------------------------------------------------------
   CUptiResult GetVersion(uint32_t* version) override;
@@ -178,6 +265,9 @@ class FakeCupti final : public CuptiApi, public FakeGpuControl {
                                     CUpti_Activity** record) override;
   CUptiResult GetTimestamp(uint64_t* timestamp) override;
   CUptiResult GetDeviceId(CUcontext context, uint32_t* device_id) override;
+  CUptiResult GetGraphNodeId(CUgraphNode node, uint64_t* node_id) override;
+  CUptiResult GetGraphId(CUgraph graph, uint32_t* graph_id) override;
+  CUptiResult GetGraphExecId(CUgraphExec exec, uint32_t* exec_id) override;
   CUptiResult ProfilerInitialize(CUpti_Profiler_Initialize_Params* p) override;
   CUptiResult ProfilerDeInitialize(CUpti_Profiler_DeInitialize_Params* p) override;
   CUptiResult DeviceGetChipName(CUpti_Device_GetChipName_Params* p) override;
@@ -215,11 +305,22 @@ class FakeCupti final : public CuptiApi, public FakeGpuControl {
   static double MetricValue(const std::string& kernel, const std::string& metric);
   // Base metric names per type for a chip, as libcupti 13.0.1 lists them (subset).
   static std::vector<std::string> ChipBaseMetrics(const std::string& chip, CUpti_MetricType type);
+  // Counter passes the fake schedules for a config (a model of libcupti's; see the .cc).
+  static size_t PassesFor(const std::vector<std::string>& metrics);
 
  private:
   struct Context {
     uint32_t device = 0;
     std::map<uint32_t, uint64_t> stream_free;  // when each stream's last work ends
+    std::map<uint32_t, uint64_t> capturing;    // stream -> graph being captured
+  };
+  struct GraphNode {
+    uint64_t id = 0;
+    std::string kernel;
+    uint32_t grid = 0;
+  };
+  struct Graph {
+    std::vector<GraphNode> nodes;  // kernel nodes, in creation order
   };
   struct Buffer {
     uint8_t* data = nullptr;
@@ -242,11 +343,15 @@ class FakeCupti final : public CuptiApi, public FakeGpuControl {
   };
   struct RangeObject {
     CUcontext ctx = nullptr;
+    uint32_t device = 0;
+    bool enabled = true;   // until cuptiRangeProfilerDisable
+    bool dead = false;     // its context was destroyed: the counter data is gone
     bool started = false;
     size_t max_ranges = 0;
     size_t dropped = 0;
     const uint8_t* image = nullptr;
-    std::vector<std::string> kernels;  // range k = k-th kernel launched while started
+    std::vector<std::string> kernels;  // range k = k-th kernel profiled while started
+    std::vector<uint32_t> ctas;        // ... and its grid
     std::vector<std::string> names;    // "0", "1", ...
   };
 
@@ -265,9 +370,23 @@ class FakeCupti final : public CuptiApi, public FakeGpuControl {
   void DispatchCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data);
   uint32_t ApiRecord(CUpti_ActivityKind kind, CUpti_CallbackId cbid, uint64_t tid,
                      uint64_t start, uint64_t end);
+  void WriteApiRecord(CUpti_ActivityKind kind, CUpti_CallbackId cbid, uint64_t tid,
+                      uint64_t start, uint64_t end, uint32_t correlation);
   uint64_t GpuSlot(CUcontext ctx, uint32_t stream, uint64_t after, uint64_t duration);
-  void LaunchCallbacks(CUcontext ctx, const std::string& name, uint32_t correlation);
-  void AddRange(CUcontext ctx, const std::string& kernel);
+  void DriverCallback(CUpti_CallbackId cbid, CUpti_ApiCallbackSite site, CUcontext ctx,
+                      const char* symbol, const void* params, CUresult rc, uint32_t correlation);
+  void GraphResource(CUpti_CallbackId cbid, uint64_t graph, uint64_t node, uint64_t original_graph,
+                     uint64_t original_node, uint64_t exec);
+  void AddRange(CUcontext ctx, const std::string& kernel, uint32_t grid);
+  void KernelRecord(CUcontext ctx, uint32_t stream, const std::string& name, uint32_t grid,
+                    uint64_t start, uint64_t duration, uint32_t correlation, uint32_t graph_id,
+                    uint64_t node_id);
+  void ExternalRecord(uint64_t tid, uint32_t correlation);
+  void EmitOverhead(uint64_t start, uint64_t end);
+  bool RangeObjectUsable(const RangeObject* object) const;  // caller holds mu_
+  static void CUPTIAPI ForeignRequested(uint8_t** buffer, size_t* size, size_t* max_records);
+  static void CUPTIAPI ForeignCompleted(CUcontext ctx, uint32_t stream, uint8_t* buffer,
+                                        size_t size, size_t valid);
 
   static thread_local CUcontext t_current_;  // the calling thread's current context
   const std::vector<FakeDevice> devices_;
@@ -288,6 +407,9 @@ class FakeCupti final : public CuptiApi, public FakeGpuControl {
   std::map<CUcontext, RangeObject*> range_by_ctx_;
   std::vector<std::unique_ptr<RangeObject>> range_objects_;
   std::vector<std::unique_ptr<HostObject>> host_objects_;
+  std::map<uint64_t, Graph> graphs_;          // graph id (executable graphs: its own graph)
+  std::map<std::vector<std::string>, uint64_t> graph_cache_;  // GraphLaunch's executables
+  std::map<uint64_t, std::vector<uint64_t>> external_ids_;    // tid -> pushed ids
 
   std::mutex launch_mu_;  // one launch's callbacks and range at a time
   std::mutex emit_mu_;  // record order within buffers; held while requesting a buffer
@@ -310,6 +432,8 @@ class FakeCupti final : public CuptiApi, public FakeGpuControl {
   std::atomic<uint32_t> next_correlation_{1};
   std::atomic<uint32_t> next_marker_{1};
   std::atomic<uint64_t> next_graph_{1};
+  std::atomic<uint64_t> next_node_{1};
+  std::atomic<uint64_t> foreign_taken_{0};
   std::atomic<uint64_t> gpu_made_{0};
   std::atomic<uint64_t> gpu_dropped_{0};
   std::atomic<uint64_t> dropped_total_{0};

@@ -9,6 +9,14 @@
 
 extern "C" {
 int qprofFakeLaunchKernel(const char* name, unsigned stream, unsigned duration_ns);
+// With a grid (CTAs; 0: the fake's own function of the name).
+int qprofFakeLaunchKernelGrid(const char* name, unsigned stream, unsigned grid,
+                              unsigned duration_ns);
+// Stream capture into a graph, its instantiation (returns the executable graph, 0 when
+// nothing was captured) and its replay.
+int qprofFakeBeginCapture(unsigned stream);
+uint64_t qprofFakeEndCaptureAndInstantiate(unsigned stream);
+int qprofFakeLaunchGraphExec(uint64_t exec, unsigned stream);
 int qprofFakeGraphLaunch(const char* const* names, int n, unsigned stream);
 int qprofFakeMemcpy(unsigned copy_kind, uint64_t bytes, unsigned stream);
 int qprofFakeMemset(uint64_t bytes, unsigned stream);

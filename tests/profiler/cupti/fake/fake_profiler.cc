@@ -36,7 +36,8 @@ std::vector<std::string> FakeCupti::ChipBaseMetrics(const std::string& chip, CUp
   if (type == CUPTI_METRIC_TYPE_RATIO) return {"smsp__average_inst_executed_pipe_fma_per_warp"};
   std::vector<std::string> common = {"sm__pipe_tensor_cycles_active", "sm__pipe_fma_cycles_active",
                                      "sm__pipe_fmaheavy_cycles_active",
-                                     "sm__inst_executed_pipe_fma", "gpu__time_duration"};
+                                     "sm__inst_executed_pipe_fma", "gpu__time_duration",
+                                     "sm__ctas_launched"};
   if (chip == "GH100") {
     for (const char* m : {"sm__inst_executed_pipe_tensor", "sm__inst_executed_pipe_tensor_op_hmma",
                           "sm__inst_executed_pipe_tensor_op_gmma"}) common.push_back(m);
@@ -206,42 +207,77 @@ CUptiResult FakeCupti::HostGetConfigImageSize(CUpti_Profiler_Host_GetConfigImage
 
 CUptiResult FakeCupti::HostGetConfigImage(CUpti_Profiler_Host_GetConfigImage_Params* p) {
   auto* host = reinterpret_cast<HostObject*>(p->pHostObject);
-  if (host == nullptr || p->pConfigImage == nullptr || p->configImageSize < 8) {
+  if (host == nullptr || p->pConfigImage == nullptr || p->configImageSize < 16) {
     return CUPTI_ERROR_INVALID_PARAMETER;
   }
   std::memset(p->pConfigImage, 0, p->configImageSize);
   const uint64_t n = host->metrics.size();
+  const uint64_t passes = PassesFor(host->metrics);
   std::memcpy(p->pConfigImage, &n, sizeof(n));
+  std::memcpy(p->pConfigImage + 8, &passes, sizeof(passes));
   return CUPTI_SUCCESS;
 }
 
+// The config image holds the pass count the fake scheduled (see HostGetConfigImage).
 CUptiResult FakeCupti::HostGetNumOfPasses(CUpti_Profiler_Host_GetNumOfPasses_Params* p) {
-  if (p->pConfigImage == nullptr || p->configImageSize < 8) return CUPTI_ERROR_INVALID_PARAMETER;
-  uint64_t n = 0;
-  std::memcpy(&n, p->pConfigImage, sizeof(n));
-  p->numOfPasses = n == 0 ? 0 : 1 + n / 6;
+  if (p->pConfigImage == nullptr || p->configImageSize < 16) return CUPTI_ERROR_INVALID_PARAMETER;
+  uint64_t passes = 0;
+  std::memcpy(&passes, p->pConfigImage + 8, sizeof(passes));
+  p->numOfPasses = faults.zero_passes ? 0 : passes;
   return CUPTI_SUCCESS;
+}
+
+// A model of libcupti 13.0's pass scheduling, no kinder than the real one where
+// profiler_cupti_real_test measured it offline: the utilisations, DRAM throughput and the
+// CTA count share one pass; every two instruction counters add one; sm__throughput (a max
+// over many unit throughputs) adds seven. GH100's default plan: 1 + 2 = 3 passes (real: 3),
+// full: 10 (real: 10); GB100 3 and 10 (real: 3 and 9); GB202 3 (real: 2).
+size_t FakeCupti::PassesFor(const std::vector<std::string>& metrics) {
+  size_t inst = 0;
+  bool sm_throughput = false;
+  for (const std::string& m : metrics) {
+    if (Contains(m, "inst_executed")) ++inst;
+    if (Contains(m, "sm__throughput")) sm_throughput = true;
+  }
+  return metrics.empty() ? 0 : 1 + (inst + 1) / 2 + (sm_throughput ? 7 : 0);
 }
 
 CUptiResult FakeCupti::HostEvaluateToGpuValues(CUpti_Profiler_Host_EvaluateToGpuValues_Params* p) {
   std::lock_guard<std::mutex> lock(mu_);
-  for (const auto& object : range_objects_) {
+  // The newest object first: a later session's image may sit where an ended one's was.
+  for (auto it = range_objects_.rbegin(); it != range_objects_.rend(); ++it) {
+    const auto& object = *it;
     if (object->image != p->pCounterDataImage) continue;
     if (p->rangeIndex >= object->kernels.size()) return CUPTI_ERROR_INVALID_PARAMETER;
     for (size_t i = 0; i < p->numMetrics; ++i) {
-      p->pMetricValues[i] = MetricValue(object->kernels[p->rangeIndex], p->ppMetricNames[i]);
+      const std::string metric = p->ppMetricNames[i];
+      p->pMetricValues[i] = metric == "sm__ctas_launched.sum"
+                                ? static_cast<double>(object->ctas[p->rangeIndex])
+                                : MetricValue(object->kernels[p->rangeIndex], metric);
     }
     return CUPTI_SUCCESS;
   }
   return CUPTI_ERROR_INVALID_PARAMETER;
 }
 
+bool FakeCupti::RangeObjectUsable(const RangeObject* object) const {
+  return object != nullptr && !object->dead;
+}
+
 CUptiResult FakeCupti::RangeProfilerEnable(CUpti_RangeProfiler_Enable_Params* p) {
   Log("RangeProfilerEnable");
   std::lock_guard<std::mutex> lock(mu_);
   if (contexts_.count(p->ctx) == 0) return CUPTI_ERROR_INVALID_CONTEXT;
+  const uint32_t device = contexts_[p->ctx].device;
+  // One profiling session per device (the error code is not documented).
+  for (const auto& other : range_objects_) {
+    if (other->enabled && !other->dead && other->device == device && other->ctx != p->ctx) {
+      return CUPTI_ERROR_INVALID_OPERATION;
+    }
+  }
   auto object = std::make_unique<RangeObject>();
   object->ctx = p->ctx;
+  object->device = device;
   range_by_ctx_[p->ctx] = object.get();
   p->pRangeProfilerObject = reinterpret_cast<CUpti_RangeProfiler_Object*>(object.get());
   range_objects_.push_back(std::move(object));
@@ -253,6 +289,8 @@ CUptiResult FakeCupti::RangeProfilerDisable(CUpti_RangeProfiler_Disable_Params* 
   auto* object = reinterpret_cast<RangeObject*>(p->pRangeProfilerObject);
   if (object == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
   object->started = false;
+  object->enabled = false;
+  object->image = nullptr;  // the collector frees its image after disabling
   auto it = range_by_ctx_.find(object->ctx);
   if (it != range_by_ctx_.end() && it->second == object) range_by_ctx_.erase(it);
   return CUPTI_SUCCESS;
@@ -286,22 +324,30 @@ CUptiResult FakeCupti::RangeProfilerStart(CUpti_RangeProfiler_Start_Params* p) {
   return CUPTI_SUCCESS;
 }
 
+// A session whose context was destroyed has nothing left to stop or decode (the code
+// CUPTI answers then is not documented; the fake says the context is invalid).
 CUptiResult FakeCupti::RangeProfilerStop(CUpti_RangeProfiler_Stop_Params* p) {
   std::lock_guard<std::mutex> lock(mu_);
-  reinterpret_cast<RangeObject*>(p->pRangeProfilerObject)->started = false;
-  p->isAllPassSubmitted = 1;
+  auto* object = reinterpret_cast<RangeObject*>(p->pRangeProfilerObject);
+  if (!RangeObjectUsable(object)) return CUPTI_ERROR_INVALID_CONTEXT;
+  object->started = false;
+  p->isAllPassSubmitted = faults.passes_not_submitted ? 0 : 1;
   return CUPTI_SUCCESS;
 }
 
 CUptiResult FakeCupti::RangeProfilerDecodeData(CUpti_RangeProfiler_DecodeData_Params* p) {
   std::lock_guard<std::mutex> lock(mu_);
-  p->numOfRangeDropped = reinterpret_cast<RangeObject*>(p->pRangeProfilerObject)->dropped;
+  auto* object = reinterpret_cast<RangeObject*>(p->pRangeProfilerObject);
+  if (!RangeObjectUsable(object)) return CUPTI_ERROR_INVALID_CONTEXT;
+  p->numOfRangeDropped = object->dropped;
   return CUPTI_SUCCESS;
 }
 
 CUptiResult FakeCupti::RangeProfilerGetCounterDataInfo(CUpti_RangeProfiler_GetCounterDataInfo_Params* p) {
   std::lock_guard<std::mutex> lock(mu_);
-  for (const auto& object : range_objects_) {
+  // The newest object first: a later session's image may sit where an ended one's was.
+  for (auto it = range_objects_.rbegin(); it != range_objects_.rend(); ++it) {
+    const auto& object = *it;
     if (object->image != p->pCounterDataImage) continue;
     p->numTotalRanges = object->kernels.size();
     return CUPTI_SUCCESS;
@@ -312,7 +358,9 @@ CUptiResult FakeCupti::RangeProfilerGetCounterDataInfo(CUpti_RangeProfiler_GetCo
 CUptiResult FakeCupti::RangeProfilerCounterDataGetRangeInfo(
     CUpti_RangeProfiler_CounterData_GetRangeInfo_Params* p) {
   std::lock_guard<std::mutex> lock(mu_);
-  for (const auto& object : range_objects_) {
+  // The newest object first: a later session's image may sit where an ended one's was.
+  for (auto it = range_objects_.rbegin(); it != range_objects_.rend(); ++it) {
+    const auto& object = *it;
     if (object->image != p->pCounterDataImage) continue;
     if (p->rangeIndex >= object->names.size()) return CUPTI_ERROR_INVALID_PARAMETER;
     p->rangeName = object->names[p->rangeIndex].c_str();
@@ -321,7 +369,7 @@ CUptiResult FakeCupti::RangeProfilerCounterDataGetRangeInfo(
   return CUPTI_ERROR_INVALID_PARAMETER;
 }
 
-void FakeCupti::AddRange(CUcontext ctx, const std::string& kernel) {
+void FakeCupti::AddRange(CUcontext ctx, const std::string& kernel, uint32_t grid) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = range_by_ctx_.find(ctx);
   if (it == range_by_ctx_.end() || !it->second->started) return;
@@ -333,6 +381,7 @@ void FakeCupti::AddRange(CUcontext ctx, const std::string& kernel) {
   // Auto range: ranges are named by their index on the context, not by kernel.
   object->names.push_back(std::to_string(object->kernels.size()));
   object->kernels.push_back(kernel);
+  object->ctas.push_back(grid);
 }
 
 // ---- Driver ---------------------------------------------------------------------------------

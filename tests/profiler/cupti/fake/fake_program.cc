@@ -60,25 +60,67 @@ void FakeCupti::DestroyContext(CUcontext ctx) {
   std::lock_guard<std::mutex> lock(mu_);
   contexts_.erase(ctx);
   range_by_ctx_.erase(ctx);
+  // The counter data dies with the context: a session not ended by now decodes nothing.
+  for (const auto& object : range_objects_) {
+    if (object->ctx != ctx) continue;
+    object->dead = true;
+    object->kernels.clear();
+    object->ctas.clear();
+    object->names.clear();
+  }
   if (t_current_ == ctx) t_current_ = nullptr;
 }
 
 uint32_t FakeCupti::ApiRecord(CUpti_ActivityKind kind, CUpti_CallbackId cbid, uint64_t tid,
                               uint64_t start, uint64_t end) {
   const uint32_t correlation = next_correlation_.fetch_add(1);
-  if (Enabled(kind)) {
-    CUpti_ActivityAPI a;
-    std::memset(&a, 0, sizeof(a));
-    a.kind = kind;
-    a.cbid = cbid;
-    a.start = start;
-    a.end = end;
-    a.processId = pid;
-    a.threadId = static_cast<uint32_t>(tid);
-    a.correlationId = correlation;
-    Emit(&a, sizeof(a));
-  }
+  WriteApiRecord(kind, cbid, tid, start, end, correlation);
   return correlation;
+}
+
+void FakeCupti::WriteApiRecord(CUpti_ActivityKind kind, CUpti_CallbackId cbid, uint64_t tid,
+                               uint64_t start, uint64_t end, uint32_t correlation) {
+  ExternalRecord(tid, correlation);
+  if (!Enabled(kind)) return;
+  CUpti_ActivityAPI a;
+  std::memset(&a, 0, sizeof(a));
+  a.kind = kind;
+  a.cbid = cbid;
+  a.start = start;
+  a.end = end;
+  a.processId = pid;
+  a.threadId = static_cast<uint32_t>(tid);
+  a.correlationId = correlation;
+  Emit(&a, sizeof(a));
+}
+
+void FakeCupti::ExternalRecord(uint64_t tid, uint32_t correlation) {
+  uint64_t external = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = external_ids_.find(tid);
+    if (it == external_ids_.end() || it->second.empty()) return;
+    external = it->second.back();
+  }
+  if (!Enabled(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION)) return;
+  CUpti_ActivityExternalCorrelation e;
+  std::memset(&e, 0, sizeof(e));
+  e.kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
+  e.externalKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0;
+  e.externalId = external;
+  e.correlationId = correlation;
+  Emit(&e, sizeof(e));
+}
+
+void FakeCupti::PushExternalId(uint64_t tid, uint64_t external_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  external_ids_[tid].push_back(external_id);
+}
+
+void FakeCupti::PopExternalId(uint64_t tid) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = external_ids_.find(tid);
+  if (it != external_ids_.end() && !it->second.empty()) it->second.pop_back();
 }
 
 uint64_t FakeCupti::GpuSlot(CUcontext ctx, uint32_t stream, uint64_t after, uint64_t duration) {
@@ -89,83 +131,128 @@ uint64_t FakeCupti::GpuSlot(CUcontext ctx, uint32_t stream, uint64_t after, uint
   return start;
 }
 
-void FakeCupti::LaunchCallbacks(CUcontext ctx, const std::string& name, uint32_t correlation) {
+void FakeCupti::DriverCallback(CUpti_CallbackId cbid, CUpti_ApiCallbackSite site, CUcontext ctx,
+                               const char* symbol, const void* params, CUresult rc,
+                               uint32_t correlation) {
   CUpti_CallbackData data = {};
-  data.functionName = "cuLaunchKernel";
-  data.symbolName = Intern(name);
+  data.callbackSite = site;
+  data.functionName = "cu (fake)";
+  data.functionParams = params;
+  data.symbolName = symbol;
   data.context = ctx;
   data.correlationId = correlation;
-  CUresult rc = CUDA_SUCCESS;
-  data.functionReturnValue = &rc;
-  data.callbackSite = CUPTI_API_ENTER;
-  DispatchCallback(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &data);
-  data.callbackSite = CUPTI_API_EXIT;
-  DispatchCallback(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &data);
+  CUresult result = rc;
+  data.functionReturnValue = site == CUPTI_API_EXIT ? &result : nullptr;
+  DispatchCallback(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &data);
 }
 
-uint32_t FakeCupti::LaunchKernel(CUcontext ctx, uint32_t stream, const std::string& name,
-                                 uint64_t duration_ns, uint64_t tid) {
-  const uint64_t start = HostNow();
-  const uint32_t correlation =
-      ApiRecord(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, tid,
-                start, HostNow(300));
-  {
-    // Auto range serialises kernel launches: a launch's callbacks and its range are not
-    // interleaved with another thread's.
-    std::lock_guard<std::mutex> serial(launch_mu_);
-    LaunchCallbacks(ctx, name, correlation);
-    AddRange(ctx, name);
-  }
-  if (!Enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) return correlation;
+uint32_t FakeCupti::GridOf(const std::string& kernel) {
+  uint32_t h = 2166136261u;  // FNV-1a: the same grid for a name in every process
+  for (unsigned char c : kernel) h = (h ^ c) * 16777619u;
+  return 1 + h % 997;
+}
+
+void FakeCupti::KernelRecord(CUcontext ctx, uint32_t stream, const std::string& name,
+                             uint32_t grid, uint64_t start, uint64_t duration,
+                             uint32_t correlation, uint32_t graph_id, uint64_t node_id) {
+  if (!Enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) return;
   CUpti_ActivityKernel10 k;
   std::memset(&k, 0, sizeof(k));
   k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
   k.name = Intern(name);
-  k.start = GpuSlot(ctx, stream, start, duration_ns);
-  k.end = k.start + duration_ns;
+  k.start = GpuSlot(ctx, stream, start, duration);
+  k.end = k.start + duration;
   k.correlationId = correlation;
   {
     std::lock_guard<std::mutex> lock(mu_);
     k.deviceId = contexts_.count(ctx) ? contexts_[ctx].device : 0;
   }
   k.streamId = stream;
-  k.gridX = 132; k.gridY = 1; k.gridZ = 1;
+  k.gridX = static_cast<int32_t>(grid); k.gridY = 1; k.gridZ = 1;
   k.blockX = 256; k.blockY = 1; k.blockZ = 1;
   k.registersPerThread = 64;
   k.dynamicSharedMemory = 16384;
+  k.graphId = graph_id;
+  k.graphNodeId = node_id;
   EmitGpu(Bytes(k));
-  return correlation;
 }
 
-uint32_t FakeCupti::GraphLaunch(CUcontext ctx, uint32_t stream,
-                                const std::vector<std::string>& kernels, uint64_t tid) {
+uint32_t FakeCupti::LaunchKernel(CUcontext ctx, uint32_t stream, const std::string& name,
+                                 uint64_t duration_ns, uint64_t tid) {
+  FakeLaunch l;
+  l.name = name;
+  l.duration_ns = duration_ns;
+  return Launch(ctx, stream, l, tid);
+}
+
+uint32_t FakeCupti::Launch(CUcontext ctx, uint32_t stream, const FakeLaunch& l, uint64_t tid) {
+  const uint32_t grid = l.grid != 0 ? l.grid : GridOf(l.name);
   const uint64_t start = HostNow();
-  const uint32_t correlation =
-      ApiRecord(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, tid,
-                start, HostNow(300));
-  if (!Enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) return correlation;
-  const uint64_t graph = next_graph_.fetch_add(1);
-  uint32_t device = 0;
+  if (l.internal) {
+    // A kernel a library launches inside its own call (here a memset): the call's API
+    // record, a range, the kernel record; no launch callbacks.
+    const uint32_t correlation = ApiRecord(CUPTI_ACTIVITY_KIND_RUNTIME,
+                                           CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020, tid,
+                                           start, HostNow(300));
+    {
+      std::lock_guard<std::mutex> serial(launch_mu_);
+      AddRange(ctx, l.name, grid);
+    }
+    KernelRecord(ctx, stream, l.name, grid, start, l.duration_ns, correlation, 0, 0);
+    return correlation;
+  }
+  const uint32_t correlation = next_correlation_.fetch_add(1);
+  cuLaunchKernel_params params = {};
+  params.gridDimX = grid;
+  params.gridDimY = params.gridDimZ = 1;
+  params.blockDimX = 256;
+  params.blockDimY = params.blockDimZ = 1;
+  params.hStream = reinterpret_cast<CUstream>(static_cast<uintptr_t>(stream));
+  const char* symbol = Intern(l.name);
+  constexpr CUpti_CallbackId kCbid = CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel;
+  uint64_t capture = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    device = contexts_.count(ctx) ? contexts_[ctx].device : 0;
+    auto c = contexts_.find(ctx);
+    if (c != contexts_.end()) {
+      auto it = c->second.capturing.find(stream);
+      if (it != c->second.capturing.end()) capture = it->second;
+    }
   }
-  for (size_t i = 0; i < kernels.size(); ++i) {
-    CUpti_ActivityKernel10 k;
-    std::memset(&k, 0, sizeof(k));
-    k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-    k.name = Intern(kernels[i]);
-    k.start = GpuSlot(ctx, stream, start, 1000);
-    k.end = k.start + 1000;
-    k.correlationId = correlation;
-    k.deviceId = device;
-    k.streamId = stream;
-    k.gridX = k.gridY = k.gridZ = 1;
-    k.blockX = 128; k.blockY = k.blockZ = 1;
-    k.graphId = static_cast<uint32_t>(graph);
-    k.graphNodeId = graph * 1000 + i;
-    EmitGpu(Bytes(k));
+  if (capture != 0) {
+    // Captured: a node is made between the callbacks; nothing runs.
+    DriverCallback(kCbid, CUPTI_API_ENTER, ctx, symbol, &params, CUDA_SUCCESS, correlation);
+    const uint64_t node = next_node_.fetch_add(1);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      graphs_[capture].nodes.push_back(GraphNode{node, l.name, grid});
+    }
+    if (!faults.hide_capture_nodes) {
+      GraphResource(CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, capture, node, 0, 0, 0);
+    }
+    DriverCallback(kCbid, CUPTI_API_EXIT, ctx, symbol, &params, CUDA_SUCCESS, correlation);
+    WriteApiRecord(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+                   tid, start, HostNow(300), correlation);
+    return correlation;
   }
+  const bool runs = l.result == CUDA_SUCCESS;
+  if (faults.interleave_launch_callbacks) {
+    DriverCallback(kCbid, CUPTI_API_ENTER, ctx, symbol, &params, CUDA_SUCCESS, correlation);
+    {
+      std::lock_guard<std::mutex> serial(launch_mu_);
+      if (runs) AddRange(ctx, l.name, grid);
+    }
+    DriverCallback(kCbid, CUPTI_API_EXIT, ctx, symbol, &params, l.result, correlation);
+  } else {
+    // Auto range serialises launches: one launch's callbacks and range at a time.
+    std::lock_guard<std::mutex> serial(launch_mu_);
+    DriverCallback(kCbid, CUPTI_API_ENTER, ctx, symbol, &params, CUDA_SUCCESS, correlation);
+    if (runs) AddRange(ctx, l.name, grid);
+    DriverCallback(kCbid, CUPTI_API_EXIT, ctx, symbol, &params, l.result, correlation);
+  }
+  WriteApiRecord(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, tid,
+                 start, HostNow(300), correlation);
+  if (runs) KernelRecord(ctx, stream, l.name, grid, start, l.duration_ns, correlation, 0, 0);
   return correlation;
 }
 

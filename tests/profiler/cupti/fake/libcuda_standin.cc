@@ -9,7 +9,8 @@
 //  - The primary context is created lazily at the first launch, as the CUDA runtime does,
 //    so CUPTI's CONTEXT_CREATED callback comes after InitializeInjection.
 //  - cuDeviceGetCount/Name/Attribute, cuDeviceTotalMem_v2, cuCtxGetCurrent answer for the
-//    fake GPU of the stand-in libcupti.
+//    fake GPU of the stand-in libcupti; called inside cuInit (from InitializeInjection)
+//    they say so on stderr (the real driver is not ready for calls then).
 // The fake GPU itself lives in the stand-in libcupti.so.13 (found with dlopen(RTLD_NOLOAD)
 // once the injection library has loaded it): a real driver runs kernels with or without a
 // profiler; here, without CUPTI loaded, a launch is simply not recorded.
@@ -19,6 +20,7 @@
 
 #include <cuda.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -36,6 +38,17 @@ namespace {
 std::mutex g_mu;
 bool g_initialized = false;
 CUcontext g_primary = nullptr;
+// Set while cuInit runs InitializeInjection: the injection library must not call the
+// driver then (the real driver is not ready for it); a call is said on stderr, which the
+// end-to-end test looks for.
+std::atomic<bool> g_inside_cu_init{false};
+
+void CheckNotInsideCuInit(const char* call) {
+  if (g_inside_cu_init.load()) {
+    std::fprintf(stderr, "stand-in libcuda: %s called inside cuInit (during InitializeInjection)\n",
+                 call);
+  }
+}
 
 void* FromCupti(const char* entry) {
   void* cupti = dlopen("libcupti.so.13", RTLD_LAZY | RTLD_NOLOAD);
@@ -74,7 +87,9 @@ CUresult cuInit(unsigned int) {
     if (init == nullptr) {
       std::fprintf(stderr, "stand-in libcuda: cannot use %s: %s\n", path, dlerror());
     } else {
+      g_inside_cu_init.store(true);
       init();
+      g_inside_cu_init.store(false);
     }
   }
   return CUDA_SUCCESS;
@@ -86,6 +101,7 @@ CUresult cuDriverGetVersion(int* version) {
 }
 
 CUresult cuCtxGetCurrent(CUcontext* ctx) {
+  CheckNotInsideCuInit("cuCtxGetCurrent");
   CuptiApi* gpu = Api();
   if (gpu == nullptr) {
     *ctx = nullptr;
@@ -95,6 +111,7 @@ CUresult cuCtxGetCurrent(CUcontext* ctx) {
 }
 
 CUresult cuDeviceGetCount(int* count) {
+  CheckNotInsideCuInit("cuDeviceGetCount");
   CuptiApi* gpu = Api();
   if (gpu == nullptr) {
     *count = 1;
@@ -104,16 +121,19 @@ CUresult cuDeviceGetCount(int* count) {
 }
 
 CUresult cuDeviceGetName(char* name, int len, CUdevice dev) {
+  CheckNotInsideCuInit("cuDeviceGetName");
   CuptiApi* gpu = Api();
   return gpu != nullptr ? gpu->DeviceGetName(name, len, dev) : CUDA_ERROR_NOT_INITIALIZED;
 }
 
 CUresult cuDeviceGetAttribute(int* value, CUdevice_attribute attribute, CUdevice dev) {
+  CheckNotInsideCuInit("cuDeviceGetAttribute");
   CuptiApi* gpu = Api();
   return gpu != nullptr ? gpu->DeviceGetAttribute(value, attribute, dev) : CUDA_ERROR_NOT_INITIALIZED;
 }
 
 CUresult cuDeviceTotalMem_v2(size_t* bytes, CUdevice dev) {
+  CheckNotInsideCuInit("cuDeviceTotalMem_v2");
   CuptiApi* gpu = Api();
   return gpu != nullptr ? gpu->DeviceTotalMem(bytes, dev) : CUDA_ERROR_NOT_INITIALIZED;
 }
@@ -121,6 +141,38 @@ CUresult cuDeviceTotalMem_v2(size_t* bytes, CUdevice dev) {
 int qprofFakeLaunchKernel(const char* name, unsigned stream, unsigned duration_ns) {
   FakeGpuControl* gpu = Gpu();
   if (gpu != nullptr) gpu->LaunchKernel(Primary(gpu), stream, name, duration_ns, Tid());
+  return 0;
+}
+
+int qprofFakeLaunchKernelGrid(const char* name, unsigned stream, unsigned grid,
+                              unsigned duration_ns) {
+  FakeGpuControl* gpu = Gpu();
+  if (gpu == nullptr) return 0;
+  qprof::profiler::cupti::fake::FakeLaunch l;
+  l.name = name;
+  l.grid = grid;
+  l.duration_ns = duration_ns;
+  gpu->Launch(Primary(gpu), stream, l, Tid());
+  return 0;
+}
+
+int qprofFakeBeginCapture(unsigned stream) {
+  FakeGpuControl* gpu = Gpu();
+  if (gpu != nullptr) gpu->BeginCapture(Primary(gpu), stream, Tid());
+  return 0;
+}
+
+uint64_t qprofFakeEndCaptureAndInstantiate(unsigned stream) {
+  FakeGpuControl* gpu = Gpu();
+  if (gpu == nullptr) return 0;
+  CUcontext ctx = Primary(gpu);
+  const uint64_t graph = gpu->EndCapture(ctx, stream, Tid());
+  return graph == 0 ? 0 : gpu->Instantiate(ctx, graph, Tid());
+}
+
+int qprofFakeLaunchGraphExec(uint64_t exec, unsigned stream) {
+  FakeGpuControl* gpu = Gpu();
+  if (gpu != nullptr && exec != 0) gpu->LaunchGraph(Primary(gpu), stream, exec, Tid());
   return 0;
 }
 

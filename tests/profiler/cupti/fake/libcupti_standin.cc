@@ -99,6 +99,13 @@ CUptiResult CUPTIAPI cuptiActivityGetNextRecord(uint8_t* b, size_t n, CUpti_Acti
 }
 CUptiResult CUPTIAPI cuptiGetTimestamp(uint64_t* t) { return Gpu()->GetTimestamp(t); }
 CUptiResult CUPTIAPI cuptiGetDeviceId(CUcontext c, uint32_t* d) { return Gpu()->GetDeviceId(c, d); }
+CUptiResult CUPTIAPI cuptiGetGraphNodeId(CUgraphNode n, uint64_t* id) {
+  return Gpu()->GetGraphNodeId(n, id);
+}
+CUptiResult CUPTIAPI cuptiGetGraphId(CUgraph g, uint32_t* id) { return Gpu()->GetGraphId(g, id); }
+CUptiResult CUPTIAPI cuptiGetGraphExecId(CUgraphExec e, uint32_t* id) {
+  return Gpu()->GetGraphExecId(e, id);
+}
 CUptiResult CUPTIAPI cuptiProfilerInitialize(CUpti_Profiler_Initialize_Params* p) {
   return Gpu()->ProfilerInitialize(p);
 }
