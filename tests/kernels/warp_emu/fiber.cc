@@ -11,6 +11,7 @@
 #include <ucontext.h>
 #endif
 #if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #endif
 
@@ -142,11 +143,21 @@ Fiber::Fiber(size_t stack_bytes) : impl_(new Impl) {
   impl_->stack_bytes = stack_bytes;
 }
 
-Fiber::~Fiber() { munmap(impl_->mapping, impl_->mapping_bytes); }
+Fiber::~Fiber() {
+#if defined(__SANITIZE_ADDRESS__)
+  ASAN_UNPOISON_MEMORY_REGION(impl_->stack_lo, impl_->stack_bytes);
+#endif
+  munmap(impl_->mapping, impl_->mapping_bytes);
+}
 
 void Fiber::Start(void (*entry)(void*), void* arg) {
   impl_->entry = entry;
   impl_->arg = arg;
+#if defined(__SANITIZE_ADDRESS__)
+  // Frames of the previous run never returned (an ended or abandoned body): their
+  // redzones are still poisoned.
+  ASAN_UNPOISON_MEMORY_REGION(impl_->stack_lo, impl_->stack_bytes);
+#endif
 #if defined(__x86_64__)
   // A new stack as qprof_fiber_switch leaves one: six zero registers, then the address
   // `ret` jumps to (the trampoline), then a null return address for the trampoline, so
