@@ -5,6 +5,10 @@
 #   qprof_cc_binary(NAME SRCS main.cc DEPS ...)
 #
 # Libraries are static; warnings are on for our code only.
+#
+# Test binaries use tests/gtest_main.cc: a binary in which nothing failed but some test
+# called GTEST_SKIP exits with 77, the SKIP_RETURN_CODE of its ctest entry, so ctest
+# reports it as skipped (with the reasons in its output), never as passed.
 
 set(QPROF_WARNINGS -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers)
 
@@ -24,15 +28,20 @@ endfunction()
 
 function(qprof_cc_test name)
   cmake_parse_arguments(A "" "" "SRCS;DEPS;LABELS" ${ARGN})
+  if(NOT TARGET qprof_gtest_main)
+    add_library(qprof_gtest_main STATIC ${PROJECT_SOURCE_DIR}/tests/gtest_main.cc)
+    target_link_libraries(qprof_gtest_main PUBLIC GTest::gtest)
+  endif()
   add_executable(${name} ${A_SRCS})
-  target_link_libraries(${name} PRIVATE ${A_DEPS} GTest::gtest GTest::gmock GTest::gtest_main)
+  target_link_libraries(${name} PRIVATE ${A_DEPS} GTest::gtest GTest::gmock qprof_gtest_main)
   target_compile_options(${name} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:${QPROF_WARNINGS}>)
   target_compile_definitions(${name} PRIVATE
     QPROF_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
     QPROF_BINARY_DIR="${PROJECT_BINARY_DIR}")
   add_test(NAME ${name} COMMAND ${name})
   set_tests_properties(${name} PROPERTIES
-    ENVIRONMENT "QPROF_SOURCE_DIR=${PROJECT_SOURCE_DIR};QPROF_BINARY_DIR=${PROJECT_BINARY_DIR}")
+    ENVIRONMENT "QPROF_SOURCE_DIR=${PROJECT_SOURCE_DIR};QPROF_BINARY_DIR=${PROJECT_BINARY_DIR}"
+    SKIP_RETURN_CODE 77)
   if(A_LABELS)
     set_tests_properties(${name} PROPERTIES LABELS "${A_LABELS}")
   endif()

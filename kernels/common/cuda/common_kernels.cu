@@ -6,7 +6,7 @@
 #include "kernels/common/cuda/common_cuda.h"
 #include "kernels/common/cuda/cuda_status.h"
 #include "kernels/common/cuda/device_helpers.cuh"
-#include "kernels/common/cuda/gemm_lanes.h"
+#include "kernels/common/cuda/gemm_mma.cuh"
 #include "kernels/common/router_math.h"
 
 using namespace qprof::kernels::cuda;
@@ -62,64 +62,6 @@ extern "C" __global__ void __launch_bounds__(128)
   }
 }
 
-// y[m, n] (+)= sum_k W[n, k] x[m, k] on tensor cores: mma.sync m16n8k16 BF16, FP32
-// accumulation; lane map and k order in gemm_lanes.h (shared with the CPU warp emulation).
-// Memory-bound at decode sizes: weights stream once per pass of 16 tokens.
-__device__ __forceinline__ void DenseGemmMmaBody(const float* __restrict__ x,
-                                                 const uint16_t* __restrict__ w, float* y, int m,
-                                                 int n, int k, int accumulate) {
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const int g = lane >> 2, t = lane & 3;
-  const int r0 = GemmFirstRow(blockIdx.x, warp);
-  if (r0 >= n) return;
-  const uint16_t* wr[2] = {w + static_cast<int64_t>(GemmRowClamped(r0, g, 0, n)) * k + GemmLaneK(t),
-                           w + static_cast<int64_t>(GemmRowClamped(r0, g, 1, n)) * k + GemmLaneK(t)};
-  for (int m0 = 0; m0 < m; m0 += 8 * kGemmNt) {
-    float acc[kGemmNt][4];
-    const float* xr[kGemmNt];
-#pragma unroll
-    for (int j = 0; j < kGemmNt; ++j) {
-      acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.f;
-      xr[j] = x + static_cast<int64_t>(GemmTokenClamped(m0, j, g, m)) * k + GemmLaneK(t);
-    }
-#pragma unroll 2
-    for (int k0 = 0; k0 < k; k0 += kGemmChunkK) {
-      const uint4 va = LdgNc128(wr[0] + k0);
-      const uint4 vb = LdgNc128(wr[1] + k0);
-      const uint32_t wv[2][4] = {{va.x, va.y, va.z, va.w}, {vb.x, vb.y, vb.z, vb.w}};
-      float xv[kGemmNt][8];
-#pragma unroll
-      for (int j = 0; j < kGemmNt; ++j) {
-        const float4 lo = *reinterpret_cast<const float4*>(xr[j] + k0);
-        const float4 hi = *reinterpret_cast<const float4*>(xr[j] + k0 + 4);
-        xv[j][0] = lo.x; xv[j][1] = lo.y; xv[j][2] = lo.z; xv[j][3] = lo.w;
-        xv[j][4] = hi.x; xv[j][5] = hi.y; xv[j][6] = hi.z; xv[j][7] = hi.w;
-      }
-#pragma unroll
-      for (int s = 0; s < 2; ++s) {
-        uint32_t af[4];
-#pragma unroll
-        for (int r = 0; r < 4; ++r) af[r] = wv[GemmARegRow(r)][GemmARegWord(s, r)];
-#pragma unroll
-        for (int j = 0; j < kGemmNt; ++j) {
-          MmaBf16m16n8k16(acc[j], af, PackBf16x2(xv[j][GemmBElem(s, 0, 0)], xv[j][GemmBElem(s, 0, 1)]),
-                          PackBf16x2(xv[j][GemmBElem(s, 1, 0)], xv[j][GemmBElem(s, 1, 1)]));
-        }
-      }
-    }
-#pragma unroll
-    for (int j = 0; j < kGemmNt; ++j) {
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int tok = GemmOutToken(m0, j, t, h);
-        if (tok >= m) continue;
-        float* yr = y + static_cast<int64_t>(tok) * n;
-        if (r0 + g < n) yr[r0 + g] = accumulate ? yr[r0 + g] + acc[j][h] : acc[j][h];
-        if (r0 + 8 + g < n) yr[r0 + 8 + g] = accumulate ? yr[r0 + 8 + g] + acc[j][2 + h] : acc[j][2 + h];
-      }
-    }
-  }
-}
 // Three names for one body so that the LM head and the router's gate projection are
 // attributed to their own registry ids (gemm.dense, gemm.lm_head, moe.router).
 extern "C" __global__ void __launch_bounds__(kGemmWarps * 32)
@@ -267,13 +209,14 @@ absl::Status LaunchDenseGemmImpl(const DenseGemmParams& p, cudaStream_t s, int w
   if (!p.x || !p.w || !p.y) return Bad(name, "x, w and y must be set");
   if (p.m <= 0 || p.n <= 0 || p.k <= 0) return Bad(name, "m, n, k must be positive");
   if (p.k % 32) return Bad(name, "k must be a multiple of 32 (16-byte weight loads per lane)");
-  const dim3 grid((p.n + kGemmWarps * 16 - 1) / (kGemmWarps * 16));
+  const LaunchDims g = DenseGemmGrid(p.n);  // shared with the warp emulation
+  const dim3 grid(g.x, g.y, g.z);
   if (which == 1) {
-    qprof_gemm_lm_head<<<grid, kGemmWarps * 32, 0, s>>>(p.x, p.w, p.y, p.m, p.n, p.k, p.accumulate);
+    qprof_gemm_lm_head<<<grid, kGemmThreads, 0, s>>>(p.x, p.w, p.y, p.m, p.n, p.k, p.accumulate);
   } else if (which == 2) {
-    qprof_moe_router_gemm<<<grid, kGemmWarps * 32, 0, s>>>(p.x, p.w, p.y, p.m, p.n, p.k, p.accumulate);
+    qprof_moe_router_gemm<<<grid, kGemmThreads, 0, s>>>(p.x, p.w, p.y, p.m, p.n, p.k, p.accumulate);
   } else {
-    qprof_gemm_dense<<<grid, kGemmWarps * 32, 0, s>>>(p.x, p.w, p.y, p.m, p.n, p.k, p.accumulate);
+    qprof_gemm_dense<<<grid, kGemmThreads, 0, s>>>(p.x, p.w, p.y, p.m, p.n, p.k, p.accumulate);
   }
   RETURN_IF_CUDA_LAUNCH_ERROR(name);
   return absl::OkStatus();

@@ -18,38 +18,42 @@
 // Small batches: one block per (sequence, 16 heads) gives only 4 blocks at batch 1 with 64
 // heads, so the launcher splits the token tiles over grid.z (flash-decoding) until about two
 // blocks per SM run, and qprof_attn_sparse_mla_mma_combine merges the partial softmax states.
+//
+// Both bodies are written against the warp primitives (kernels/common/cuda/warp_ops.h): nvcc
+// compiles them into the kernels, and the CPU warp emulation (tests/kernels/warp_emu/
+// mla_mma_emu_test.cc) runs these same functions, split and unsplit, checking the cp.async
+// groups and barriers of the double buffer.
 #ifndef QPROF_KERNELS_MLA_CUDA_SPARSE_MLA_MMA_CUH_
 #define QPROF_KERNELS_MLA_CUDA_SPARSE_MLA_MMA_CUH_
 
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 
-#include "kernels/common/cuda/device_helpers.cuh"
+#include <algorithm>
+
+#include "kernels/common/cuda/warp_ops.h"
 #include "kernels/mla/cuda/mla_mma_lanes.h"
-#include "kernels/mla/cuda/sparse_mla_simt.cuh"
+#include "kernels/mla/cuda/sparse_mla_args.h"
+#include "kernels/mla/params.h"
 
 namespace qprof::kernels::cuda {
 
 inline constexpr size_t kMmaSmemBytes =
     16 * kMmaRowBytes + 2 * kMmaTile * kMmaRowBytes + 16 * kMmaSsStride * 4 + 2 * kMmaTile * 4;
 
-__device__ __forceinline__ uint32_t Lds32(const unsigned char* p) {
-  return *reinterpret_cast<const uint32_t*>(p);
-}
-
-__device__ __forceinline__ void SparseMlaMmaBody(const SparseMlaArgs& a) {
-  extern __shared__ uint4 dyn_smem[];
-  unsigned char* qs = reinterpret_cast<unsigned char*>(dyn_smem);
+QPROF_WARP_FN void SparseMlaMmaBody(const SparseMlaArgs& a) {
+  unsigned char* qs = DynamicShared();
   unsigned char* kvb = qs + 16 * kMmaRowBytes;
   float* ss = reinterpret_cast<float*>(kvb + 2 * kMmaTile * kMmaRowBytes);
   int* vld = reinterpret_cast<int*>(ss + 16 * kMmaSsStride);
-  const int b = blockIdx.y, h0 = blockIdx.x * 16;
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int b = BlockIdxY(), h0 = BlockIdxX() * 16;
+  const int warp = ThreadIdxX() >> 5, lane = ThreadIdxX() & 31;
   const int g = lane >> 2, t = lane & 3;
   const int32_t* idx = a.indices + static_cast<int64_t>(b) * a.topk;
   const uint16_t* kv_seq = a.kv + static_cast<int64_t>(b) * a.kv_seq_stride * kMlaDqk;
 
-  for (int p = threadIdx.x; p < 16 * kMlaDqk / 2; p += blockDim.x) {
+  for (int p = ThreadIdxX(); p < 16 * kMlaDqk / 2; p += BlockDimX()) {
     const int r = p / (kMlaDqk / 2), c = (p % (kMlaDqk / 2)) * 2;
     float x0 = 0.f, x1 = 0.f;
     if (h0 + r < a.heads) {
@@ -57,18 +61,22 @@ __device__ __forceinline__ void SparseMlaMmaBody(const SparseMlaArgs& a) {
       x0 = q[0];
       x1 = q[1];
     }
-    *reinterpret_cast<uint32_t*>(qs + r * kMmaRowBytes + c * 2) = PackBf16x2(x0, x1);
+    StShared<uint32_t>(qs + r * kMmaRowBytes + c * 2, PackBf16x2(x0, x1));
   }
   auto issue = [&](int tile, int buf) {
     unsigned char* dst = kvb + buf * kMmaTile * kMmaRowBytes;
-    for (int p = threadIdx.x; p < kMmaTile * (kMlaDqk / 8); p += blockDim.x) {
+    for (int p = ThreadIdxX(); p < kMmaTile * (kMlaDqk / 8); p += BlockDimX()) {
       const int r = p / (kMlaDqk / 8), piece = p % (kMlaDqk / 8);
       const int i = tile * kMmaTile + r;
       const int tok = i < a.topk ? idx[i] : -1;
+#if QPROF_MUTANT(SMEM_STRIDE)  // body mutation: rows staged unpadded (1152 bytes, not 1168)
+      CpAsync16(dst + r * (kMlaDqk * 2) + piece * 16,
+                kv_seq + static_cast<int64_t>(tok >= 0 ? tok : 0) * kMlaDqk + piece * 8, tok >= 0 ? 16 : 0);
+#else
       CpAsync16(dst + r * kMmaRowBytes + piece * 16,
-                kv_seq + static_cast<int64_t>(tok >= 0 ? tok : 0) * kMlaDqk + piece * 8,
-                tok >= 0 ? 16 : 0);
-      if (piece == 0) vld[buf * kMmaTile + r] = tok >= 0;
+                kv_seq + static_cast<int64_t>(tok >= 0 ? tok : 0) * kMlaDqk + piece * 8, tok >= 0 ? 16 : 0);
+#endif
+      if (piece == 0) StShared<int>(vld + buf * kMmaTile + r, tok >= 0);
     }
   };
 
@@ -78,16 +86,22 @@ __device__ __forceinline__ void SparseMlaMmaBody(const SparseMlaArgs& a) {
   for (int n = 0; n < 16; ++n) acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.f;
   const int all_tiles = (a.topk + kMmaTile - 1) / kMmaTile;
   const int per_split = (all_tiles + a.splits - 1) / a.splits;
-  const int tile0 = blockIdx.z * per_split;
-  const int tiles = min(all_tiles, tile0 + per_split);  // this block: [tile0, tiles)
+  const int tile0 = BlockIdxZ() * per_split;
+  const int tiles = MinI(all_tiles, tile0 + per_split);  // this block: [tile0, tiles)
   if (tile0 < tiles) issue(tile0, 0);
   CpAsyncCommit();
   for (int tile = tile0; tile < tiles; ++tile) {
     const int buf = (tile - tile0) & 1;
     if (tile + 1 < tiles) issue(tile + 1, buf ^ 1);
     CpAsyncCommit();
+#if QPROF_MUTANT(CP_ASYNC_WAIT)  // body mutation: waits for all but the two newest groups
+    CpAsyncWait<2>();
+#else
     CpAsyncWait<1>();
-    __syncthreads();
+#endif
+#if !QPROF_MUTANT(DROP_BARRIER)  // body mutation: other threads' cp.async data read unordered
+    SyncThreads();
+#endif
     const unsigned char* kt = kvb + buf * kMmaTile * kMmaRowBytes;
     // 2. S[16 heads][tokens 8w..8w+7]
     float sacc[4] = {0.f, 0.f, 0.f, 0.f};
@@ -96,18 +110,20 @@ __device__ __forceinline__ void SparseMlaMmaBody(const SparseMlaArgs& a) {
     for (int s = 0; s < kMlaDqk / 16; ++s) {
       uint32_t af[4];
 #pragma unroll
-      for (int r = 0; r < 4; ++r) af[r] = Lds32(qs + MlaQkARow(g, r) * kMmaRowBytes + MlaQkByte(s, t, r));
-      MmaBf16m16n8k16(sacc, af, Lds32(krow + MlaQkByte(s, t, 0)), Lds32(krow + MlaQkByte(s, t, 2)));
+      for (int r = 0; r < 4; ++r) af[r] = LdShared<uint32_t>(qs + MlaQkARow(g, r) * kMmaRowBytes + MlaQkByte(s, t, r));
+      MmaBf16m16n8k16(sacc, af, LdShared<uint32_t>(krow + MlaQkByte(s, t, 0)),
+                      LdShared<uint32_t>(krow + MlaQkByte(s, t, 2)));
     }
     {
       const int* v = vld + buf * kMmaTile;
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
         const int c = MlaScoreCol(warp, t, i);
-        ss[MlaScoreRow(g, i) * kMmaSsStride + c] = v[c] ? sacc[i] * a.softmax_scale : -INFINITY;
+        StShared<float>(ss + MlaScoreRow(g, i) * kMmaSsStride + c,
+                        LdShared<int>(v + c) ? sacc[i] * a.softmax_scale : -INFINITY);
       }
     }
-    __syncthreads();
+    SyncThreads();  // every warp's scores are in `ss`
     // 3. online softmax on this thread's fragment values.
     uint32_t pa[2][4];
 #pragma unroll
@@ -117,13 +133,13 @@ __device__ __forceinline__ void SparseMlaMmaBody(const SparseMlaArgs& a) {
 #pragma unroll
       for (int j = 0; j < 2; ++j) {
 #pragma unroll
-        for (int q = 0; q < 4; ++q) v[4 * j + q] = srow[MlaPCol(j, t, q)];
+        for (int q = 0; q < 4; ++q) v[4 * j + q] = LdShared<float>(srow + MlaPCol(j, t, q));
       }
       float tmax = v[0];
 #pragma unroll
       for (int i = 1; i < 8; ++i) tmax = fmaxf(tmax, v[i]);
-      tmax = fmaxf(tmax, __shfl_xor_sync(0xffffffffu, tmax, 1));
-      tmax = fmaxf(tmax, __shfl_xor_sync(0xffffffffu, tmax, 2));
+      tmax = fmaxf(tmax, ShflXor(tmax, 1));
+      tmax = fmaxf(tmax, ShflXor(tmax, 2));
       const MlaRescale rs = MlaOnlineRescale(m[rr], tmax);
       const float alpha = rs.alpha, mn = rs.m_new;
       float psum = 0.f;
@@ -132,8 +148,8 @@ __device__ __forceinline__ void SparseMlaMmaBody(const SparseMlaArgs& a) {
         v[i] = MlaProb(v[i], rs);
         psum += v[i];
       }
-      psum += __shfl_xor_sync(0xffffffffu, psum, 1);
-      psum += __shfl_xor_sync(0xffffffffu, psum, 2);
+      psum += ShflXor(psum, 1);
+      psum += ShflXor(psum, 2);
       l[rr] = l[rr] * alpha + psum;
       m[rr] = mn;
 #pragma unroll
@@ -154,28 +170,23 @@ __device__ __forceinline__ void SparseMlaMmaBody(const SparseMlaArgs& a) {
 #pragma unroll
       for (int np = 0; np < 8; ++np) {
         const int n = MlaPvLdCol(warp, np, lane);
-        const uint32_t addr =
-            static_cast<uint32_t>(__cvta_generic_to_shared(kt + k * kMmaRowBytes + n * 2));
         uint32_t r0, r1, r2, r3;
-        asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
-                     : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
-                     : "r"(addr));
+        LdmatrixX4Trans(SharedAddr(kt + k * kMmaRowBytes + n * 2), r0, r1, r2, r3);
         MmaBf16m16n8k16(acc[2 * np], pa[j], r0, r1);
         MmaBf16m16n8k16(acc[2 * np + 1], pa[j], r2, r3);
       }
     }
-    __syncthreads();
+    SyncThreads();  // every warp is done with `buf` and `ss` before they are refilled
   }
   if (a.splits > 1) {  // unnormalised partials for the combine kernel
 #pragma unroll
     for (int rr = 0; rr < 2; ++rr) {
       const int h = h0 + g + 8 * rr;
       if (h >= a.heads) continue;
-      const int64_t ph = (static_cast<int64_t>(b) * a.heads + h) * a.splits + blockIdx.z;
+      const int64_t ph = (static_cast<int64_t>(b) * a.heads + h) * a.splits + BlockIdxZ();
       float* o = a.part_o + ph * kMlaDv + MlaOutDim(warp, 0, t);
 #pragma unroll
-      for (int n = 0; n < 16; ++n)
-        *reinterpret_cast<float2*>(o + 8 * n) = make_float2(acc[n][2 * rr], acc[n][2 * rr + 1]);
+      for (int n = 0; n < 16; ++n) StGlobal<F32x2>(o + 8 * n, F32x2{acc[n][2 * rr], acc[n][2 * rr + 1]});
       if (warp == 0 && t == 0) {
         a.part_ml[2 * ph] = m[rr];
         a.part_ml[2 * ph + 1] = l[rr];
@@ -191,7 +202,7 @@ __device__ __forceinline__ void SparseMlaMmaBody(const SparseMlaArgs& a) {
     float* o = a.out + (static_cast<int64_t>(b) * a.heads + h) * kMlaDv + MlaOutDim(warp, 0, t);
 #pragma unroll
     for (int n = 0; n < 16; ++n)
-      *reinterpret_cast<float2*>(o + 8 * n) = make_float2(acc[n][2 * rr] * inv, acc[n][2 * rr + 1] * inv);
+      StGlobal<F32x2>(o + 8 * n, F32x2{acc[n][2 * rr] * inv, acc[n][2 * rr + 1] * inv});
     if (a.lse && warp == 0 && t == 0)
       a.lse[static_cast<int64_t>(b) * a.heads + h] = MlaLse(m[rr], l[rr]);
   }
@@ -199,23 +210,62 @@ __device__ __forceinline__ void SparseMlaMmaBody(const SparseMlaArgs& a) {
 
 // Merges split partials: M = max m_s, L = sum l_s e^(m_s - M), out = sum acc_s e^(m_s - M) / L,
 // lse = M + log L. One block per (sequence, head), 128 threads x 4 dims.
-__device__ __forceinline__ void SparseMlaCombineBody(const SparseMlaArgs& a) {
-  const int64_t bh = static_cast<int64_t>(blockIdx.y) * a.heads + blockIdx.x;
+QPROF_WARP_FN void SparseMlaCombineBody(const SparseMlaArgs& a) {
+  const int64_t bh = static_cast<int64_t>(BlockIdxY()) * a.heads + BlockIdxX();
   const float* ml = a.part_ml + bh * a.splits * 2;
   float mx = -INFINITY;
   for (int s = 0; s < a.splits; ++s) mx = fmaxf(mx, ml[2 * s]);
   float total = 0.f;
   for (int s = 0; s < a.splits; ++s)
-    total += ml[2 * s + 1] > 0.f ? ml[2 * s + 1] * __expf(ml[2 * s] - mx) : 0.f;
+    total += ml[2 * s + 1] > 0.f ? ml[2 * s + 1] * MlaExp(ml[2 * s] - mx) : 0.f;
   const float inv = total > 0.f ? 1.f / total : 0.f;
-  for (int d = threadIdx.x; d < kMlaDv; d += blockDim.x) {
+  for (int d = ThreadIdxX(); d < kMlaDv; d += BlockDimX()) {
     float v = 0.f;
     for (int s = 0; s < a.splits; ++s) {
-      if (ml[2 * s + 1] > 0.f) v += a.part_o[(bh * a.splits + s) * kMlaDv + d] * __expf(ml[2 * s] - mx);
+      if (ml[2 * s + 1] > 0.f) v += a.part_o[(bh * a.splits + s) * kMlaDv + d] * MlaExp(ml[2 * s] - mx);
     }
     a.out[bh * kMlaDv + d] = v * inv;
   }
-  if (a.lse && threadIdx.x == 0) a.lse[bh] = total > 0.f ? mx + logf(total) : -INFINITY;
+  if (a.lse && ThreadIdxX() == 0) a.lse[bh] = total > 0.f ? mx + logf(total) : -INFINITY;
+}
+
+// Launch plans, shared by the launcher (sparse_mla_mma.cu) and the emulation.
+inline constexpr unsigned kMlaMmaThreads = 128;      // 4 warps: one sequence x 16 heads
+inline constexpr unsigned kMlaCombineThreads = 128;  // per (sequence, head): 4 dims a thread
+
+// Blocks the token tiles are split over with `sms` SMs: aim for ~2 blocks per SM, keep >= 2
+// tiles per split (the cp.async double buffer), at most 64.
+inline int SparseMlaMmaSplitCount(const SparseMlaParams& p, int sms) {
+  const int blocks = p.batch * ((p.heads + 15) / 16);
+  const int tiles = (p.topk + kMmaTile - 1) / kMmaTile;
+  int splits = (2 * sms + blocks - 1) / blocks;
+  splits = std::min(splits, std::max(1, tiles / 2));
+  return std::max(1, std::min(splits, 64));
+}
+// Workspace of a split launch: partial outputs and (m, l) per (sequence, head, split).
+inline size_t SparseMlaMmaWorkspaceBytesFor(const SparseMlaParams& p, int splits) {
+  if (splits <= 1) return 0;
+  const size_t rows = static_cast<size_t>(p.batch) * p.heads * splits;
+  return rows * (kMlaDv + 2) * sizeof(float) + 256;
+}
+struct SparseMlaMmaLaunch {
+  LaunchDims grid;          // (head blocks, batch, splits); kMlaMmaThreads, kMmaSmemBytes dynamic
+  LaunchDims combine_grid;  // (heads, batch): only when args.splits > 1
+  SparseMlaArgs args;
+};
+// `splits` > 1 needs a workspace of SparseMlaMmaWorkspaceBytesFor(p, splits) bytes.
+inline SparseMlaMmaLaunch SparseMlaMmaPlan(const SparseMlaParams& p, int splits, void* workspace) {
+  SparseMlaMmaLaunch l{{}, {}, {p.q, p.kv, p.indices, p.out, p.lse, p.heads, p.topk, p.kv_seq_stride,
+                                p.softmax_scale}};
+  if (splits > 1 && workspace != nullptr) {
+    l.args.splits = splits;
+    l.args.part_o = static_cast<float*>(workspace);
+    l.args.part_ml = l.args.part_o + static_cast<size_t>(p.batch) * p.heads * splits * kMlaDv;
+  }
+  l.grid = {static_cast<unsigned>((p.heads + 15) / 16), static_cast<unsigned>(p.batch),
+            static_cast<unsigned>(l.args.splits)};
+  l.combine_grid = {static_cast<unsigned>(p.heads), static_cast<unsigned>(p.batch), 1};
+  return l;
 }
 
 }  // namespace qprof::kernels::cuda

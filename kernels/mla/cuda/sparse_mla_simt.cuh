@@ -12,27 +12,12 @@
 
 #include "kernels/common/cuda/device_helpers.cuh"
 #include "kernels/mla/cuda/mla_mma_lanes.h"  // kMlaDv, kMlaDqk
+#include "kernels/mla/cuda/sparse_mla_args.h"
 
 namespace qprof::kernels::cuda {
 
 inline constexpr int kSimtHeads = 8;   // warps per block
 inline constexpr int kSimtTile = 16;   // tokens per tile
-
-struct SparseMlaArgs {
-  const float* q;          // [batch, heads, 576]
-  const uint16_t* kv;      // [batch, kv_seq_stride, 576] bf16
-  const int32_t* indices;  // [batch, topk]
-  float* out;              // [batch, heads, 512]
-  float* lse;              // [batch, heads] or null
-  int heads, topk, kv_seq_stride;
-  float softmax_scale;
-  // Split-K over token tiles (tensor-core kernel only; 1 = off). With splits > 1 block z
-  // handles its share of the tiles and writes unnormalised partials, merged by
-  // qprof_attn_sparse_mla_mma_combine.
-  int splits = 1;
-  float* part_o = nullptr;   // [batch, heads, splits, 512]
-  float* part_ml = nullptr;  // [batch, heads, splits, 2] (running max m, sum l)
-};
 
 __device__ __forceinline__ void SparseMlaSimtBody(const SparseMlaArgs& a) {
   __shared__ float kvs[kSimtTile][kMlaDqk];  // 36 KB

@@ -11,17 +11,10 @@
 
 #include "absl/status/status.h"
 #include "kernels/moe/cuda/moe_cuda.h"
+#include "kernels/moe/cuda/moe_grouping.h"
 #include "kernels/moe/params.h"
 
 namespace qprof::kernels::cuda {
-
-// Device grouping produced by the paths' *_align kernel, shared by the grouped paths.
-struct MoeGrouping {
-  int32_t* sorted_slots;     // [slots]
-  int32_t* expert_offsets;   // [experts + 1]
-  int32_t* active_experts;   // [experts]
-  int32_t* num_active;       // [1]
-};
 
 // Hands out 256-byte aligned pieces of a workspace in call order; a null base only counts.
 class MoeWorkspaceCarver {
@@ -38,13 +31,6 @@ class MoeWorkspaceCarver {
  private:
   char* base_;
   size_t used_ = 0;
-};
-
-struct Fp4ActBuffers {
-  uint8_t* packed;    // [slots, max(dim, inter)/2]
-  uint8_t* scales;    // [slots, max(dim, inter)/16]
-  float* scale2;      // [slots]
-  float* hidden;      // [slots, inter]
 };
 
 // What a path may use of the workspace; each path's layout() fills its own pieces after

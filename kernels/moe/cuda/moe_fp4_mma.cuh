@@ -16,17 +16,26 @@
 //
 // Only sm_120a has this instruction (not sm_100a, which uses tcgen05; not sm_90a). Other
 // targets compile a stub body and the launcher refuses to launch there.
+//
+// The bodies are written against the warp primitives (kernels/common/cuda/warp_ops.h): nvcc
+// compiles them for sm_120a, and the CPU warp emulation (tests/kernels/warp_emu/
+// fp4_mma_emu_test.cc) runs these same functions, the only execution they have where no
+// sm_120 GPU is at hand.
 #ifndef QPROF_KERNELS_MOE_CUDA_MOE_FP4_MMA_CUH_
 #define QPROF_KERNELS_MOE_CUDA_MOE_FP4_MMA_CUH_
 
 #include <stdint.h>
 
-#include "kernels/common/cuda/device_helpers.cuh"
-#include "kernels/moe/cuda/fp4_scales.cuh"
-#include "kernels/moe/cuda/moe_group.cuh"
+#include "kernels/common/cuda/warp_ops.h"
+#include "kernels/formats/fp4_codecs.h"
 #include "kernels/moe/cuda/fp4_mma_lanes.h"
+#include "kernels/moe/cuda/fp4_scales.cuh"
+#include "kernels/moe/cuda/moe_grouping.h"
+#include "kernels/moe/params.h"
 
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 1200 && defined(__CUDA_ARCH_FEAT_SM120_ALL)
+#if !defined(__CUDACC__)
+#define QPROF_HAS_FP4_MMA 1  // host: the warp emulation runs the sm_120a body
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 1200 && defined(__CUDA_ARCH_FEAT_SM120_ALL)
 #define QPROF_HAS_FP4_MMA 1
 #else
 #define QPROF_HAS_FP4_MMA 0
@@ -34,27 +43,48 @@
 
 namespace qprof::kernels::cuda {
 
+// The block-scaled MMA. Selectors byte-id / thread-id are the lane map's constants (the
+// same for A and B). Under the FP4_ASM_SWAP mutation the binding passes sfb as sfa.
+#if QPROF_MUTANT(FP4_ASM_SWAP)
+#define QPROF_FP4_SF_OPERANDS QPROF_PTX_IN_R(sfb), QPROF_PTX_IN_R(sfa)
+#else
+#define QPROF_FP4_SF_OPERANDS QPROF_PTX_IN_R(sfa), QPROF_PTX_IN_R(sfb)
+#endif
 template <bool kNvfp4>
-__device__ __forceinline__ void MmaFp4(float (&d)[4], const uint32_t (&a)[4], uint32_t b0,
-                                       uint32_t b1, uint32_t sfa, uint32_t sfb) {
+QPROF_WARP_FN void MmaFp4(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1, uint32_t sfa,
+                          uint32_t sfb) {
 #if QPROF_HAS_FP4_MMA
   if (kNvfp4) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X"
-        ".f32.e2m1.e2m1.f32.ue4m3 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3},"
-        " %10, {%12,%13}, %11, {%12,%13};"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "r"(sfa), "r"(sfb),
-          "h"(static_cast<uint16_t>(kF4SfByteId)), "h"(static_cast<uint16_t>(kF4SfThreadId)));
+    QPROF_PTX("mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X"
+              ".f32.e2m1.e2m1.f32.ue4m3 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3},"
+              " %10, {%12,%13}, %11, {%12,%13};",
+              (QPROF_PTX_INOUT_F(d[0]), QPROF_PTX_INOUT_F(d[1]), QPROF_PTX_INOUT_F(d[2]), QPROF_PTX_INOUT_F(d[3])),
+              (QPROF_PTX_IN_R(a[0]), QPROF_PTX_IN_R(a[1]), QPROF_PTX_IN_R(a[2]), QPROF_PTX_IN_R(a[3]),
+               QPROF_PTX_IN_R(b0), QPROF_PTX_IN_R(b1), QPROF_FP4_SF_OPERANDS,
+               QPROF_PTX_IN_H(static_cast<uint16_t>(kF4SfByteId)), QPROF_PTX_IN_H(static_cast<uint16_t>(kF4SfThreadId))));
   } else {
-    asm volatile(
-        "mma.sync.aligned.m16n8k64.row.col.kind::mxf4.block_scale.scale_vec::2X"
-        ".f32.e2m1.e2m1.f32.ue8m0 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3},"
-        " %10, {%12,%13}, %11, {%12,%13};"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "r"(sfa), "r"(sfb),
-          "h"(static_cast<uint16_t>(kF4SfByteId)), "h"(static_cast<uint16_t>(kF4SfThreadId)));
+    QPROF_PTX("mma.sync.aligned.m16n8k64.row.col.kind::mxf4.block_scale.scale_vec::2X"
+              ".f32.e2m1.e2m1.f32.ue8m0 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3},"
+              " %10, {%12,%13}, %11, {%12,%13};",
+              (QPROF_PTX_INOUT_F(d[0]), QPROF_PTX_INOUT_F(d[1]), QPROF_PTX_INOUT_F(d[2]), QPROF_PTX_INOUT_F(d[3])),
+              (QPROF_PTX_IN_R(a[0]), QPROF_PTX_IN_R(a[1]), QPROF_PTX_IN_R(a[2]), QPROF_PTX_IN_R(a[3]),
+               QPROF_PTX_IN_R(b0), QPROF_PTX_IN_R(b1), QPROF_FP4_SF_OPERANDS,
+               QPROF_PTX_IN_H(static_cast<uint16_t>(kF4SfByteId)), QPROF_PTX_IN_H(static_cast<uint16_t>(kF4SfThreadId))));
   }
+#endif
+}
+#undef QPROF_FP4_SF_OPERANDS
+
+// A lane's scale register for one K64 step: the row's (or token's) 2 (MXFP4) or 4 (NVFP4)
+// scale bytes, k block j in byte j. Under SHARED_SCALE_BYTES the bytes are reversed (a
+// misreading the PTX model is given too: only the CuTe cross-check can tell).
+template <bool kNvfp4>
+QPROF_WARP_FN uint32_t Fp4ScaleReg(const uint8_t* p) {
+  const uint32_t v = kNvfp4 ? Ldg<uint32_t>(p) : Ldg<uint16_t>(p);
+#if QPROF_MUTANT(SHARED_SCALE_BYTES)
+  return BytePerm(v, 0u, kNvfp4 ? 0x0123u : 0x3201u);
+#else
+  return v;
 #endif
 }
 
@@ -76,16 +106,16 @@ struct Fp4MmaArgs {
 };
 
 template <bool kNvfp4, bool kGateUp>
-__device__ __forceinline__ void Fp4MmaBody(const Fp4MmaArgs& a) {
+QPROF_WARP_FN void Fp4MmaBody(const Fp4MmaArgs& a) {
 #if QPROF_HAS_FP4_MMA
   using T = Fp4Traits<kNvfp4>;
-  if (blockIdx.y >= *a.num_active) return;
-  const int e = a.active_experts[blockIdx.y];
+  if (BlockIdxY() >= *a.num_active) return;
+  const int e = a.active_experts[BlockIdxY()];
   const int row0 = a.expert_offsets[e];
   const int count = a.expert_offsets[e + 1] - row0;
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int warp = ThreadIdxX() >> 5, lane = ThreadIdxX() & 31;
   const int g = LaneGroup(lane), t = LaneInGroup(lane);
-  const int tile = blockIdx.x * kF4Warps + warp;
+  const int tile = BlockIdxX() * kF4Warps + warp;
   const int f0 = MoeTileFirstRow(kGateUp, tile);
   const int64_t row_bytes = a.K / 2;
   const int spr = a.K / T::kBlock;  // scales per row
@@ -113,27 +143,18 @@ __device__ __forceinline__ void Fp4MmaBody(const Fp4MmaArgs& a) {
       const int kb = Fp4LaneKByte(k64, t);
       // Written out per register (a loop over r costs 8 registers on sm_120a: the compiler
       // then keeps the four addresses instead of one base plus immediates).
-      const uint32_t af[4] = {
-          __ldg(reinterpret_cast<const uint32_t*>(wrow[Fp4ARegRowHalf(0)] + kb + Fp4ARegOffset(0))),
-          __ldg(reinterpret_cast<const uint32_t*>(wrow[Fp4ARegRowHalf(1)] + kb + Fp4ARegOffset(1))),
-          __ldg(reinterpret_cast<const uint32_t*>(wrow[Fp4ARegRowHalf(2)] + kb + Fp4ARegOffset(2))),
-          __ldg(reinterpret_cast<const uint32_t*>(wrow[Fp4ARegRowHalf(3)] + kb + Fp4ARegOffset(3)))};
+      const uint32_t af[4] = {Ldg<uint32_t>(wrow[Fp4ARegRowHalf(0)] + kb + Fp4ARegOffset(0)),
+                              Ldg<uint32_t>(wrow[Fp4ARegRowHalf(1)] + kb + Fp4ARegOffset(1)),
+                              Ldg<uint32_t>(wrow[Fp4ARegRowHalf(2)] + kb + Fp4ARegOffset(2)),
+                              Ldg<uint32_t>(wrow[Fp4ARegRowHalf(3)] + kb + Fp4ARegOffset(3))};
       uint32_t sfa = 0;
-      if (sf_half >= 0) {
-        const uint8_t* p = ws + Fp4ScaleByte(kNvfp4, k64);
-        sfa = kNvfp4 ? __ldg(reinterpret_cast<const uint32_t*>(p))
-                     : __ldg(reinterpret_cast<const uint16_t*>(p));
-      }
+      if (sf_half >= 0) sfa = Fp4ScaleReg<kNvfp4>(ws + Fp4ScaleByte(kNvfp4, k64));
 #pragma unroll
       for (int n = 0; n < kF4NT; ++n) {
-        const uint32_t b0 = __ldg(reinterpret_cast<const uint32_t*>(xb[n] + kb + Fp4BRegOffset(0)));
-        const uint32_t b1 = __ldg(reinterpret_cast<const uint32_t*>(xb[n] + kb + Fp4BRegOffset(1)));
+        const uint32_t b0 = Ldg<uint32_t>(xb[n] + kb + Fp4BRegOffset(0));
+        const uint32_t b1 = Ldg<uint32_t>(xb[n] + kb + Fp4BRegOffset(1));
         uint32_t sfb = 0;
-        if (Fp4SfbLoads(t)) {
-          const uint8_t* p = xs[n] + Fp4ScaleByte(kNvfp4, k64);
-          sfb = kNvfp4 ? __ldg(reinterpret_cast<const uint32_t*>(p))
-                       : __ldg(reinterpret_cast<const uint16_t*>(p));
-        }
+        if (Fp4SfbLoads(t)) sfb = Fp4ScaleReg<kNvfp4>(xs[n] + Fp4ScaleByte(kNvfp4, k64));
         MmaFp4<kNvfp4>(acc[n], af, b0, b1, sfa, sfb);
       }
     }
@@ -174,73 +195,77 @@ struct QuantActArgs {
 };
 
 template <bool kNvfp4>
-__device__ __forceinline__ void QuantActBody(const QuantActArgs& a) {
+QPROF_WARP_FN void QuantActBody(const QuantActArgs& a) {
   using T = Fp4Traits<kNvfp4>;
-  const int i = blockIdx.x;
+  const int i = BlockIdxX();
   if (i >= a.expert_offsets[a.experts]) return;
   const int src = a.sorted_slots ? a.sorted_slots[i] / a.topk : i;
   const float* x = a.x + static_cast<int64_t>(src) * a.K;
-  __shared__ float red[32];
+  float* red = SharedStatic<float[32]>();
   float s2 = 1.f;
   if (kNvfp4) {
     float m = 0.f;
-    for (int k = threadIdx.x; k < a.K; k += blockDim.x) m = fmaxf(m, fabsf(x[k]));
+    for (int k = ThreadIdxX(); k < a.K; k += BlockDimX()) m = fmaxf(m, fabsf(x[k]));
     m = WarpMax(m);
-    if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = m;
-    __syncthreads();
-    if (threadIdx.x < 32) {
-      float v = threadIdx.x < blockDim.x / 32 ? red[threadIdx.x] : 0.f;
+    if ((ThreadIdxX() & 31) == 0) StShared<float>(red + (ThreadIdxX() >> 5), m);
+    SyncThreads();
+    if (ThreadIdxX() < 32) {
+      float v = ThreadIdxX() < BlockDimX() / 32 ? LdShared<float>(red + ThreadIdxX()) : 0.f;
       v = WarpMax(v);
-      if (threadIdx.x == 0) red[0] = v;
+      if (ThreadIdxX() == 0) StShared<float>(red, v);
     }
-    __syncthreads();
-    s2 = fp4::Nvfp4Scale2FromAmax(red[0]);
-    if (threadIdx.x == 0) a.out_scale2[i] = s2;
+    SyncThreads();
+    s2 = fp4::Nvfp4Scale2FromAmax(LdShared<float>(red));
+    if (ThreadIdxX() == 0) a.out_scale2[i] = s2;
   }
-  for (int b = threadIdx.x; b < a.K / T::kBlock; b += blockDim.x) {
+  for (int b = ThreadIdxX(); b < a.K / T::kBlock; b += BlockDimX()) {
     uint8_t* packed = a.out + static_cast<int64_t>(i) * (a.K / 2) + b * (T::kBlock / 2);
     a.out_scales[static_cast<int64_t>(i) * (a.K / T::kBlock) + b] =
         QuantActBlock<kNvfp4>(x + b * T::kBlock, s2, packed);
   }
 }
 
-}  // namespace qprof::kernels::cuda
-
-#endif  // QPROF_KERNELS_MOE_CUDA_MOE_FP4_MMA_CUH_
-
-#include "absl/status/status.h"
-#include "kernels/common/cuda/cuda_status.h"
-#include "kernels/moe/cuda/moe_cuda_internal.h"
-
-namespace qprof::kernels::cuda {
-
-template <typename Q, typename K1, typename K2>
-absl::Status LaunchFp4MmaImpl(const MoeParams& p, const MoeGrouping& g, const Fp4ActBuffers& b,
-                              float* slot_out, cudaStream_t stream, Q quant, K1 gemm1, K2 gemm2,
-                              const char* name) {
-  const bool nv = p.format == Fp4Format::kNvfp4;
+// Launch plans, shared by the launcher (moe_fp4_mma_launch.cuh) and the emulation: the
+// activation quantiser (one block of kQuantActThreads per grouped row: the grid covers all
+// slots, blocks past the grouped rows exit), GEMM1 (W13 + SwiGLU -> FP32 hidden), the
+// hidden state's quantiser and GEMM2 (W2 -> slot_out); kF4Threads per GEMM block.
+inline constexpr unsigned kQuantActThreads = 128;
+struct Fp4QuantActLaunch {
+  LaunchDims grid;
+  QuantActArgs args;
+};
+struct Fp4MmaLaunch {
+  LaunchDims grid;
+  Fp4MmaArgs args;
+};
+inline unsigned Fp4ExpertRows(const MoeParams& p) {
   const int slots = p.tokens * p.topk;
-  const int ey = slots < p.experts ? slots : p.experts;
-  QuantActArgs q1{p.x, g.sorted_slots, g.expert_offsets, p.experts, p.topk, p.dim,
-                  b.packed, b.scales, b.scale2};
-  quant<<<slots, 128, 0, stream>>>(q1);
-  RETURN_IF_CUDA_LAUNCH_ERROR(name);
-  Fp4MmaArgs a1{b.packed, b.scales, nv ? b.scale2 : nullptr, g.expert_offsets, g.active_experts,
-                g.num_active, g.sorted_slots, p.w13.packed, p.w13.scales,
-                nv ? p.w13.scale2 : nullptr, p.dim, 2 * p.inter, p.inter, p.swiglu_limit,
-                b.hidden, nullptr};
-  gemm1<<<dim3(p.inter / (kF4Warps * 8), ey), kF4Threads, 0, stream>>>(a1);
-  RETURN_IF_CUDA_LAUNCH_ERROR(name);
-  QuantActArgs q2{b.hidden, nullptr, g.expert_offsets, p.experts, p.topk, p.inter,
-                  b.packed, b.scales, b.scale2};
-  quant<<<slots, 128, 0, stream>>>(q2);
-  RETURN_IF_CUDA_LAUNCH_ERROR(name);
-  Fp4MmaArgs a2{b.packed, b.scales, nv ? b.scale2 : nullptr, g.expert_offsets, g.active_experts,
-                g.num_active, g.sorted_slots, p.w2.packed, p.w2.scales,
-                nv ? p.w2.scale2 : nullptr, p.inter, p.dim, p.inter, 0.f, nullptr, slot_out};
-  gemm2<<<dim3(p.dim / (kF4Warps * 16), ey), kF4Threads, 0, stream>>>(a2);
-  RETURN_IF_CUDA_LAUNCH_ERROR(name);
-  return absl::OkStatus();
+  return static_cast<unsigned>(slots < p.experts ? slots : p.experts);
+}
+inline Fp4QuantActLaunch Fp4QuantAct1Launch(const MoeParams& p, const MoeGrouping& g, const Fp4ActBuffers& b) {
+  return {{static_cast<unsigned>(p.tokens * p.topk), 1, 1},
+          {p.x, g.sorted_slots, g.expert_offsets, p.experts, p.topk, p.dim, b.packed, b.scales, b.scale2}};
+}
+inline Fp4QuantActLaunch Fp4QuantAct2Launch(const MoeParams& p, const MoeGrouping& g, const Fp4ActBuffers& b) {
+  return {{static_cast<unsigned>(p.tokens * p.topk), 1, 1},
+          {b.hidden, nullptr, g.expert_offsets, p.experts, p.topk, p.inter, b.packed, b.scales, b.scale2}};
+}
+inline Fp4MmaLaunch Fp4Gemm1Launch(const MoeParams& p, const MoeGrouping& g, const Fp4ActBuffers& b) {
+  const bool nv = p.format == Fp4Format::kNvfp4;
+  return {{static_cast<unsigned>(p.inter / (kF4Warps * 8)), Fp4ExpertRows(p), 1},
+          {b.packed, b.scales, nv ? b.scale2 : nullptr, g.expert_offsets, g.active_experts, g.num_active,
+           g.sorted_slots, p.w13.packed, p.w13.scales, nv ? p.w13.scale2 : nullptr, p.dim, 2 * p.inter,
+           p.inter, p.swiglu_limit, b.hidden, nullptr}};
+}
+inline Fp4MmaLaunch Fp4Gemm2Launch(const MoeParams& p, const MoeGrouping& g, const Fp4ActBuffers& b,
+                                   float* slot_out) {
+  const bool nv = p.format == Fp4Format::kNvfp4;
+  return {{static_cast<unsigned>(p.dim / (kF4Warps * 16)), Fp4ExpertRows(p), 1},
+          {b.packed, b.scales, nv ? b.scale2 : nullptr, g.expert_offsets, g.active_experts, g.num_active,
+           g.sorted_slots, p.w2.packed, p.w2.scales, nv ? p.w2.scale2 : nullptr, p.inter, p.dim, p.inter, 0.f,
+           nullptr, slot_out}};
 }
 
 }  // namespace qprof::kernels::cuda
+
+#endif  // QPROF_KERNELS_MOE_CUDA_MOE_FP4_MMA_CUH_

@@ -1,9 +1,9 @@
 // fp4_mma kernels for MXFP4 (see moe_fp4_mma.cuh). Real bodies on sm_120a only.
-#include "kernels/moe/cuda/moe_fp4_mma.cuh"
+#include "kernels/moe/cuda/moe_fp4_mma_launch.cuh"
 
 using namespace qprof::kernels::cuda;
 
-extern "C" __global__ void __launch_bounds__(128)
+extern "C" __global__ void __launch_bounds__(kQuantActThreads)
     qprof_moe_fp4_mma_mxfp4_quant_act(QuantActArgs a) {
   QuantActBody<false>(a);
 }

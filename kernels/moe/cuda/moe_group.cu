@@ -1,73 +1,10 @@
 // Align, permute and combine kernels of the grouped MoE paths (see moe_group.cuh).
 #include <cuda_runtime.h>
 
-#include "kernels/common/cuda/device_helpers.cuh"
 #include "kernels/moe/cuda/moe_group.cuh"
 #include "kernels/moe/params.h"
-#include "kernels/moe/slot_out.h"
 
 using namespace qprof::kernels::cuda;
-
-// One block. ids staged in shared memory; thread e counts and then fills expert e in slot
-// order (stable). O(S) per thread: fine for decode (S = tokens * topk <= 8192).
-__device__ __forceinline__ void AlignBody(const int32_t* __restrict__ topk_ids, int slots, int experts,
-                    int32_t* __restrict__ sorted_slots, int32_t* __restrict__ expert_offsets,
-                    int32_t* __restrict__ active_experts, int32_t* __restrict__ num_active) {
-  extern __shared__ int32_t sh[];
-  int32_t* ids = sh;                   // [slots]
-  int32_t* offs = sh + slots;          // [experts + 1]
-  for (int s = threadIdx.x; s < slots; s += blockDim.x) ids[s] = topk_ids[s];
-  __syncthreads();
-  for (int e = threadIdx.x; e < experts; e += blockDim.x) {
-    int c = 0;
-    for (int s = 0; s < slots; ++s) c += ids[s] == e;
-    offs[e + 1] = c;
-  }
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    offs[0] = 0;
-    int active = 0;
-    for (int e = 0; e < experts; ++e) {
-      if (offs[e + 1] > 0) active_experts[active++] = e;
-      offs[e + 1] += offs[e];
-    }
-    *num_active = active;
-  }
-  __syncthreads();
-  for (int e = threadIdx.x; e <= experts; e += blockDim.x) expert_offsets[e] = offs[e];
-  for (int e = threadIdx.x; e < experts; e += blockDim.x) {
-    int pos = offs[e];
-    for (int s = 0; s < slots; ++s)
-      if (ids[s] == e) sorted_slots[pos++] = s;
-  }
-  for (int i = offs[experts] + threadIdx.x; i < slots; i += blockDim.x) sorted_slots[i] = -1;
-}
-
-// Row i of the grouped activations = x[sorted_slots[i] / topk] as BF16, k-permuted (PermK4).
-__device__ __forceinline__ void PermuteBody(const float* __restrict__ x, const int32_t* __restrict__ sorted_slots,
-                           const int32_t* __restrict__ expert_offsets, int experts, int topk,
-                           int dim, uint16_t* __restrict__ act) {
-  const int i = blockIdx.x;
-  if (i >= expert_offsets[experts]) return;
-  const int token = sorted_slots[i] / topk;
-  const float* xr = x + static_cast<int64_t>(token) * dim;
-  uint2* out = reinterpret_cast<uint2*>(act + static_cast<int64_t>(i) * dim);
-  for (int g = threadIdx.x; g < dim / 4; g += blockDim.x) {
-    const float4 v = *reinterpret_cast<const float4*>(xr + 4 * g);
-    uint2 o;
-    W4PermGroupBf16(v.x, v.y, v.z, v.w, o.x, o.y);
-    out[g] = o;
-  }
-}
-
-__device__ __forceinline__ void CombineBody(const float* __restrict__ slot_out, const int32_t* __restrict__ topk_ids,
-                      const float* __restrict__ topk_weights, int topk, int dim,
-                      float* __restrict__ out) {
-  const int t = blockIdx.x;
-  for (int n = threadIdx.x; n < dim; n += blockDim.x)
-    out[static_cast<int64_t>(t) * dim + n] +=
-        qprof::kernels::MoeCombineSlots(slot_out, topk_ids, topk_weights, t, topk, dim, n);
-}
 
 // The helpers run as part of a MoE path, so each path gets its own copies named with the
 // path's registry prefix (qprof_moe_<path>_<fmt>_align ...): traces attribute their time to
@@ -78,12 +15,12 @@ __device__ __forceinline__ void CombineBody(const float* __restrict__ slot_out, 
                      int32_t* offsets, int32_t* active, int32_t* num_active) {                 \
     AlignBody(ids, slots, experts, sorted, offsets, active, num_active);                       \
   }                                                                                            \
-  extern "C" __global__ void __launch_bounds__(256)                                            \
+  extern "C" __global__ void __launch_bounds__(kPermuteThreads)                                \
       prefix##_permute_bf16(const float* x, const int32_t* sorted, const int32_t* offsets,     \
                             int experts, int topk, int dim, uint16_t* act) {                   \
     PermuteBody(x, sorted, offsets, experts, topk, dim, act);                                  \
   }                                                                                            \
-  extern "C" __global__ void __launch_bounds__(256)                                            \
+  extern "C" __global__ void __launch_bounds__(kCombineThreads)                                \
       prefix##_combine(const float* slot_out, const int32_t* ids, const float* w, int topk,    \
                        int dim, float* out) {                                                  \
     CombineBody(slot_out, ids, w, topk, dim, out);                                             \
@@ -148,7 +85,7 @@ const MoeGroupKernels* FindMoeGroupKernels(const char* path, Fp4Format format) {
 absl::Status LaunchMoeAlign(const MoeParams& p, const MoeGroupKernels& k, const MoeGrouping& g,
                             cudaStream_t s) {
   const int slots = p.tokens * p.topk;
-  const size_t smem = static_cast<size_t>(slots + p.experts + 1) * sizeof(int32_t);
+  const size_t smem = MoeAlignSmemBytes(slots, p.experts);
   // Per device and kernel (one state per align kernel), static + dynamic vs 48 KiB.
   RETURN_IF_ERROR_STATUS(
       EnsureDynamicSmem(reinterpret_cast<const void*>(k.align), smem, *k.align_smem));
@@ -160,7 +97,8 @@ absl::Status LaunchMoeAlign(const MoeParams& p, const MoeGroupKernels& k, const 
 
 absl::Status LaunchMoePermuteBf16(const MoeParams& p, const MoeGroupKernels& k,
                                   const MoeGrouping& g, uint16_t* act, cudaStream_t s) {
-  k.permute<<<p.tokens * p.topk, 256, 0, s>>>(p.x, g.sorted_slots, g.expert_offsets, p.experts,
+  const LaunchDims grid = MoePermuteGrid(p);
+  k.permute<<<dim3(grid.x, grid.y, grid.z), kPermuteThreads, 0, s>>>(p.x, g.sorted_slots, g.expert_offsets, p.experts,
                                                p.topk, p.dim, act);
   RETURN_IF_CUDA_LAUNCH_ERROR(k.name);
   return absl::OkStatus();
@@ -168,7 +106,8 @@ absl::Status LaunchMoePermuteBf16(const MoeParams& p, const MoeGroupKernels& k,
 
 absl::Status LaunchMoeCombine(const MoeParams& p, const MoeGroupKernels& k,
                               const float* slot_out, cudaStream_t s) {
-  k.combine<<<p.tokens, 256, 0, s>>>(slot_out, p.topk_ids, p.topk_weights, p.topk, p.dim, p.out);
+  const LaunchDims grid = MoeCombineGrid(p);
+  k.combine<<<dim3(grid.x, grid.y, grid.z), kCombineThreads, 0, s>>>(slot_out, p.topk_ids, p.topk_weights, p.topk, p.dim, p.out);
   RETURN_IF_CUDA_LAUNCH_ERROR(k.name);
   return absl::OkStatus();
 }

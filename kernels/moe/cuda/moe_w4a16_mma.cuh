@@ -21,21 +21,27 @@
 //  - cp.async double buffering: weights, block scales and activations of the next 256-wide
 //    K stage load while the current one is decoded and multiplied. Activation rows past
 //    the expert's token count are zero-filled.
+//
+// The body is written against the warp primitives (kernels/common/cuda/warp_ops.h): nvcc
+// compiles it into qprof_moe_w4a16_mma_<fmt>_{w13,w2}, and the CPU warp emulation
+// (tests/kernels/warp_emu/w4a16_emu_test.cc) runs this same function for every thread,
+// checking the cp.async groups and barriers of the double buffer.
 #ifndef QPROF_KERNELS_MOE_CUDA_MOE_W4A16_MMA_CUH_
 #define QPROF_KERNELS_MOE_CUDA_MOE_W4A16_MMA_CUH_
 
 #include <stdint.h>
 
-#include "kernels/common/cuda/device_helpers.cuh"
+#include "kernels/common/cuda/warp_ops.h"
 #include "kernels/moe/cuda/fp4_scales.cuh"
-#include "kernels/moe/cuda/moe_group.cuh"
+#include "kernels/moe/cuda/moe_grouping.h"
 #include "kernels/moe/cuda/w4a16_lanes.h"
+#include "kernels/moe/params.h"
 
 namespace qprof::kernels::cuda {
 
 struct W4a16Smem {
-  uint4 w[2][kW4Warps][2][2][32];                  // [stage][warp][k128][row g|g+8][lane]
-  uint4 s[2][kW4Warps][16];                        // [stage][warp][m row] scale bytes
+  U32x4 w[2][kW4Warps][2][2][32];                  // [stage][warp][k128][row g|g+8][lane]
+  U32x4 s[2][kW4Warps][16];                        // [stage][warp][m row] scale bytes
   unsigned char act[2][kW4NT * 8][kW4ActRowBytes];  // [stage][token][k] bf16 permuted
 };
 
@@ -57,17 +63,17 @@ struct W4a16Args {
 };
 
 template <bool kNvfp4, bool kGateUp>
-__device__ __forceinline__ void W4a16Body(const W4a16Args& a) {
+QPROF_WARP_FN void W4a16Body(const W4a16Args& a) {
   using T = Fp4Traits<kNvfp4>;
-  __shared__ W4a16Smem sm;
-  if (blockIdx.y >= *a.num_active) return;
-  const int e = a.active_experts[blockIdx.y];
+  W4a16Smem& sm = SharedStatic<W4a16Smem>();
+  if (BlockIdxY() >= *a.num_active) return;
+  const int e = a.active_experts[BlockIdxY()];
   const int row0 = a.expert_offsets[e];
   const int count = a.expert_offsets[e + 1] - row0;
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int warp = ThreadIdxX() >> 5, lane = ThreadIdxX() & 31;
   const int g = LaneGroup(lane), t = LaneInGroup(lane);
   // Physical weight rows of this warp's MMA rows g and g+8 (lane map: w4a16_lanes.h).
-  const int tile = blockIdx.x * kW4Warps + warp;
+  const int tile = BlockIdxX() * kW4Warps + warp;
   const int f0 = MoeTileFirstRow(kGateUp, tile);
   const int row_a = MoeTileRowA(f0, g);
   const int row_b = MoeTileRowB(kGateUp, f0, g, a.inter);
@@ -96,18 +102,21 @@ __device__ __forceinline__ void W4a16Body(const W4a16Args& a) {
         if (kNvfp4) {
           CpAsync16(&sm.s[buf][warp][lane], src, 16);
         } else {
-          const uint32_t d = static_cast<uint32_t>(__cvta_generic_to_shared(&sm.s[buf][warp][lane]));
-          asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(d), "l"(src));
+          CpAsync8(&sm.s[buf][warp][lane], src);
         }
       }
       // Activations: kW4NT*8 rows x 32 pieces of 16 bytes; rows past `count` zero-filled.
-      for (int p = threadIdx.x; p < kW4NT * 8 * 32; p += kW4Threads) {
+      for (int p = ThreadIdxX(); p < kW4NT * 8 * 32; p += kW4Threads) {
         const int r = p >> 5, piece = p & 31;
         const int tok = tok0 + r;
         const bool ok = tok < count;
         const uint16_t* src = a.act + static_cast<int64_t>(row0 + (ok ? tok : 0)) * a.K +
                               W4ActPieceElem(st, piece);
+#if QPROF_MUTANT(SMEM_STRIDE)  // body mutation: rows staged without the 16-byte padding
+        CpAsync16(&sm.act[buf][0][0] + r * (kW4StageK * 2) + piece * 16, src, ok ? 16 : 0);
+#else
         CpAsync16(&sm.act[buf][r][piece * 16], src, ok ? 16 : 0);
+#endif
       }
     };
 
@@ -117,15 +126,23 @@ __device__ __forceinline__ void W4a16Body(const W4a16Args& a) {
       const int buf = st & 1;
       if (st + 1 < stages) issue(st + 1, buf ^ 1);
       CpAsyncCommit();
+#if QPROF_MUTANT(CP_ASYNC_WAIT)  // body mutation: waits for all but the two newest groups
+      CpAsyncWait<2>();
+#else
       CpAsyncWait<1>();
-      __syncthreads();
+#endif
+#if !QPROF_MUTANT(DROP_BARRIER)  // body mutation: other threads' cp.async data read unordered
+      SyncThreads();
+#endif
 #pragma unroll
       for (int c = 0; c < 2; ++c) {
-        const uint4 wa = sm.w[buf][warp][c][0][lane];
-        const uint4 wb = sm.w[buf][warp][c][1][lane];
+        const U32x4 wa = LdShared<U32x4>(&sm.w[buf][warp][c][0][lane]);
+        const U32x4 wb = LdShared<U32x4>(&sm.w[buf][warp][c][1][lane]);
+        const unsigned char* sa = reinterpret_cast<const unsigned char*>(&sm.s[buf][warp][W4ScaleSlot(g, 0)]);
+        const unsigned char* sb = reinterpret_cast<const unsigned char*>(&sm.s[buf][warp][W4ScaleSlot(g, 1)]);
         uint32_t scale_a[2], scale_b[2];
-        W4a16ScaleRegs<kNvfp4>(reinterpret_cast<const unsigned char*>(&sm.s[buf][warp][W4ScaleSlot(g, 0)]), c, t, scale_a);
-        W4a16ScaleRegs<kNvfp4>(reinterpret_cast<const unsigned char*>(&sm.s[buf][warp][W4ScaleSlot(g, 1)]), c, t, scale_b);
+        W4a16ScaleRegs<kNvfp4>([&](int i) -> uint32_t { return LdShared<uint8_t>(sa + i); }, c, t, scale_a);
+        W4a16ScaleRegs<kNvfp4>([&](int i) -> uint32_t { return LdShared<uint8_t>(sb + i); }, c, t, scale_b);
         const uint32_t wa_w[4] = {wa.x, wa.y, wa.z, wa.w};
         const uint32_t wb_w[4] = {wb.x, wb.y, wb.z, wb.w};
 #pragma unroll
@@ -133,19 +150,23 @@ __device__ __forceinline__ void W4a16Body(const W4a16Args& a) {
           uint32_t frag[4];
           const int h = W4StepHalf(s);
           if (W4StepByteSel(s)) {
+#if QPROF_MUTANT(UNPACK_SHIFT)  // body mutation: bytes 2-3 taken as (word >> 8), i.e. bytes 1-2
+            W4a16AFragStep<0>(wa_w[W4StepWord(s)] >> 8, wb_w[W4StepWord(s)] >> 8, scale_a[h], scale_b[h], frag);
+#else
             W4a16AFragStep<1>(wa_w[W4StepWord(s)], wb_w[W4StepWord(s)], scale_a[h], scale_b[h], frag);
+#endif
           } else {
             W4a16AFragStep<0>(wa_w[W4StepWord(s)], wb_w[W4StepWord(s)], scale_a[h], scale_b[h], frag);
           }
           const int kbyte = W4ActByte(c, t, s);
 #pragma unroll
           for (int n = 0; n < kW4NT; ++n) {
-            const uint2 b = *reinterpret_cast<const uint2*>(&sm.act[buf][W4ActRow(n, g)][kbyte]);
+            const U32x2 b = LdShared<U32x2>(&sm.act[buf][W4ActRow(n, g)][kbyte]);
             MmaBf16m16n8k16(acc[n], frag, b.x, b.y);
           }
         }
       }
-      __syncthreads();
+      SyncThreads();  // every warp is done with `buf` before the next stage refills it
     }
 
     // Epilogue. d0,d1: MMA row g, tokens 2t, 2t+1; d2,d3: row g+8.
@@ -172,34 +193,34 @@ __device__ __forceinline__ void W4a16Body(const W4a16Args& a) {
   }
 }
 
-}  // namespace qprof::kernels::cuda
-
-#endif  // QPROF_KERNELS_MOE_CUDA_MOE_W4A16_MMA_CUH_
-
-#include "absl/status/status.h"
-#include "kernels/common/cuda/cuda_status.h"
-#include "kernels/moe/cuda/moe_cuda_internal.h"
-
-namespace qprof::kernels::cuda {
-
-template <typename K1, typename K2>
-absl::Status LaunchW4a16Impl(const MoeParams& p, const MoeGrouping& g, const uint16_t* act,
-                             uint16_t* hidden, float* slot_out, cudaStream_t stream, K1 gemm1,
-                             K2 gemm2, const char* name) {
-  const bool nv = p.format == Fp4Format::kNvfp4;
+// Launch plans, shared by the launchers (moe_w4a16_mma_launch.cuh) and the emulation:
+// GEMM1 (W13, gate and up fused, SwiGLU -> BF16 hidden, k-permuted) and GEMM2 (W2 ->
+// slot_out), kW4Threads threads and sizeof(W4a16Smem) static shared memory per block. Grids
+// cover the active experts only (blockIdx.y < *num_active; min(slots, experts) rows).
+struct W4a16Launch {
+  LaunchDims grid;
+  W4a16Args args;
+};
+inline unsigned W4a16ExpertRows(const MoeParams& p) {
   const int slots = p.tokens * p.topk;
-  const int ey = slots < p.experts ? slots : p.experts;  // active experts <= both
-  W4a16Args a1{act, g.expert_offsets, g.active_experts, g.num_active, g.sorted_slots,
-               p.w13.packed, p.w13.scales, nv ? p.w13.scale2 : nullptr, p.dim, 2 * p.inter,
-               p.inter, p.swiglu_limit, hidden, nullptr};
-  gemm1<<<dim3(p.inter / (kW4Warps * 8), ey), kW4Threads, 0, stream>>>(a1);
-  RETURN_IF_CUDA_LAUNCH_ERROR(name);
-  W4a16Args a2{hidden, g.expert_offsets, g.active_experts, g.num_active, g.sorted_slots,
-               p.w2.packed, p.w2.scales, nv ? p.w2.scale2 : nullptr, p.inter, p.dim,
-               p.inter, 0.f, nullptr, slot_out};
-  gemm2<<<dim3(p.dim / (kW4Warps * 16), ey), kW4Threads, 0, stream>>>(a2);
-  RETURN_IF_CUDA_LAUNCH_ERROR(name);
-  return absl::OkStatus();
+  return static_cast<unsigned>(slots < p.experts ? slots : p.experts);  // active experts <= both
+}
+inline W4a16Launch W4a16Gemm1Launch(const MoeParams& p, const MoeGrouping& g, const uint16_t* act,
+                                    uint16_t* hidden) {
+  const bool nv = p.format == Fp4Format::kNvfp4;
+  return {{static_cast<unsigned>(p.inter / (kW4Warps * 8)), W4a16ExpertRows(p), 1},
+          {act, g.expert_offsets, g.active_experts, g.num_active, g.sorted_slots, p.w13.packed,
+           p.w13.scales, nv ? p.w13.scale2 : nullptr, p.dim, 2 * p.inter, p.inter, p.swiglu_limit,
+           hidden, nullptr}};
+}
+inline W4a16Launch W4a16Gemm2Launch(const MoeParams& p, const MoeGrouping& g, const uint16_t* hidden,
+                                    float* slot_out) {
+  const bool nv = p.format == Fp4Format::kNvfp4;
+  return {{static_cast<unsigned>(p.dim / (kW4Warps * 16)), W4a16ExpertRows(p), 1},
+          {hidden, g.expert_offsets, g.active_experts, g.num_active, g.sorted_slots, p.w2.packed,
+           p.w2.scales, nv ? p.w2.scale2 : nullptr, p.inter, p.dim, p.inter, 0.f, nullptr, slot_out}};
 }
 
 }  // namespace qprof::kernels::cuda
+
+#endif  // QPROF_KERNELS_MOE_CUDA_MOE_W4A16_MMA_CUH_

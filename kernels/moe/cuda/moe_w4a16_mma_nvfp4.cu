@@ -1,5 +1,5 @@
 // w4a16_mma kernels for NVFP4 (see moe_w4a16_mma.cuh).
-#include "kernels/moe/cuda/moe_w4a16_mma.cuh"
+#include "kernels/moe/cuda/moe_w4a16_mma_launch.cuh"
 
 using namespace qprof::kernels::cuda;
 

@@ -116,14 +116,16 @@ QPROF_HDI uint32_t NvScaleBf16x2(uint32_t code) {
   return b | (b << 16);
 }
 // Scale registers of one chunk for the lane's rows: [half] (NVFP4: two 16-element blocks;
-// MXFP4: the one 32-element block twice). `srow` = the row's stage scale bytes.
-template <bool kNvfp4>
-QPROF_HDI void W4a16ScaleRegs(const unsigned char* srow, int c, int t, uint32_t (&out)[2]) {
+// MXFP4: the one 32-element block twice). `load_byte(i)` = byte i of the row's stage scale
+// bytes (the kernel reads shared memory; each byte is loaded right before its conversion,
+// which keeps nvcc from merging the two NVFP4 byte loads into one LDS.U16 and a PRMT).
+template <bool kNvfp4, typename LoadByte>
+QPROF_HDI void W4a16ScaleRegs(LoadByte load_byte, int c, int t, uint32_t (&out)[2]) {
   if (kNvfp4) {
-    out[0] = NvScaleBf16x2(srow[W4ScaleByte(true, c, t, 0)]);
-    out[1] = NvScaleBf16x2(srow[W4ScaleByte(true, c, t, 1)]);
+    out[0] = NvScaleBf16x2(load_byte(W4ScaleByte(true, c, t, 0)));
+    out[1] = NvScaleBf16x2(load_byte(W4ScaleByte(true, c, t, 1)));
   } else {
-    out[0] = out[1] = MxScaleBf16x2(srow[W4ScaleByte(false, c, t, 0)]);
+    out[0] = out[1] = MxScaleBf16x2(load_byte(W4ScaleByte(false, c, t, 0)));
   }
 }
 // The BF16 A fragment of one K16 step: decode 4 nibbles of each row (byte pair kByteSel of

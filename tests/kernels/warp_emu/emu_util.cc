@@ -2,6 +2,7 @@
 
 #include "kernels/formats/mxfp4.h"
 #include "kernels/formats/nvfp4.h"
+#include "kernels/moe/cuda/moe_group.cuh"
 
 namespace qprof::warp {
 namespace {
@@ -65,6 +66,42 @@ void MakeMoeProblem(kernels::Fp4Format format, int tokens, int dim, int inter, i
   m.w13 = {p->w13_packed.data(), p->w13_scales.data(), nv ? p->w13_scale2.data() : nullptr};
   m.w2 = {p->w2_packed.data(), p->w2_scales.data(), nv ? p->w2_scale2.data() : nullptr};
   m.out = p->out.data();
+}
+
+void AddMoeGlobals(const MoeProblem& p, WarpEmu* emu) {
+  emu->AddGlobal(p.w13_packed, "w13.packed");
+  emu->AddGlobal(p.w13_scales, "w13.scales");
+  emu->AddGlobal(p.w13_scale2, "w13.scale2");
+  emu->AddGlobal(p.w2_packed, "w2.packed");
+  emu->AddGlobal(p.w2_scales, "w2.scales");
+  emu->AddGlobal(p.w2_scale2, "w2.scale2");
+  emu->AddGlobal(p.x, "x");
+  emu->AddGlobal(p.weights, "topk_weights");
+  emu->AddGlobal(p.ids, "topk_ids");
+}
+
+bool EmulateMoeAlign(const kernels::MoeParams& p, WarpEmu* emu, MoeGroupBuffers* g) {
+  using namespace kernels::cuda;  // NOLINT: the kernel bodies
+  const int slots = p.tokens * p.topk;
+  g->sorted.assign(slots, 0x7eadbeef);  // poison: every entry must be written
+  g->offsets.assign(p.experts + 1, 0x7eadbeef);
+  g->active.assign(p.experts, 0x7eadbeef);
+  g->num_active.assign(1, 0x7eadbeef);
+  emu->AddGlobal(g->sorted, "sorted_slots");
+  emu->AddGlobal(g->offsets, "expert_offsets");
+  emu->AddGlobal(g->active, "active_experts");
+  emu->AddGlobal(g->num_active, "num_active");
+  MoeGrouping gr = g->grouping();
+  return emu->Launch("align", LaunchDims{1, 1, 1}, kAlignThreads, MoeAlignSmemBytes(slots, p.experts), [&] {
+    AlignBody(p.topk_ids, slots, p.experts, gr.sorted_slots, gr.expert_offsets, gr.active_experts, gr.num_active);
+  });
+}
+
+bool EmulateMoeCombine(const kernels::MoeParams& p, const float* slot_out, WarpEmu* emu, float* out) {
+  using namespace kernels::cuda;  // NOLINT: the kernel bodies
+  return emu->Launch("combine", MoeCombineGrid(p), kCombineThreads, 0, [&] {
+    CombineBody(slot_out, p.topk_ids, p.topk_weights, p.topk, p.dim, out);
+  });
 }
 
 }  // namespace qprof::warp

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernels/common/mutation.h"
+
 namespace qprof::warp {
 namespace {
 
@@ -62,7 +64,14 @@ RowCol M16n8k64B(int lane, int i) {
 // 4n + thread-id-b. Scale factor j of a row/column is byte (byte-id + j) of the register.
 int ScaleALane(int m, int thread_id_a) { return 4 * (m % 8) + 2 * thread_id_a + m / 8; }
 int ScaleBLane(int n, int thread_id_b) { return 4 * n + thread_id_b; }
-int ScaleByte(int j, int byte_id) { return byte_id + j; }
+int ScaleByte(ScaleKind kind, int j, int byte_id) {
+#if QPROF_MUTANT(SHARED_SCALE_BYTES)  // the misreading planted in the kernel too
+  return byte_id + (kind == ScaleKind::kMxf4Nvf4Ue4m3x4 ? 3 : 1) - j;
+#else
+  (void)kind;
+  return byte_id + j;
+#endif
+}
 
 float Bf16ToFloat(uint16_t b) {
   const uint32_t u = static_cast<uint32_t>(b) << 16;
@@ -138,7 +147,7 @@ Acc MmaM16n8k64Fp4(ScaleKind kind, const Regs<4>& a, const Regs<2>& b, const Acc
     }
   }
   auto sf = [&](const std::array<uint32_t, kLanes>& regs, int lane, int j, int byte_id) {
-    const uint8_t code = static_cast<uint8_t>(regs[lane] >> (8 * ScaleByte(j, byte_id)));
+    const uint8_t code = static_cast<uint8_t>(regs[lane] >> (8 * ScaleByte(kind, j, byte_id)));
     return ScaleValue(kind, code);
   };
   for (int m = 0; m < 16; ++m) {
@@ -167,15 +176,10 @@ Acc MmaM16n8k64Fp4(ScaleKind kind, const Regs<4>& a, const Regs<2>& b, const Acc
 // is eight .b16 elements, 16-byte aligned. Without .trans, thread l receives in register i
 // the elements (row l/4, cols 2*(l%4), 2*(l%4)+1) of matrix i; .trans delivers the matrix
 // transposed: elements (rows 2*(l%4), 2*(l%4)+1, col l/4).
-bool LdmatrixX4(const std::vector<uint8_t>& smem, const std::array<uint32_t, kLanes>& addr,
-                bool trans, Regs<4>* out) {
-  for (int l = 0; l < kLanes; ++l) {
-    if (addr[l] % 16 != 0 || static_cast<size_t>(addr[l]) + 16 > smem.size()) return false;
-  }
+void LdmatrixX4Rows(const LdmatrixRows& rows, bool trans, Regs<4>* out) {
   auto elem = [&](int mat, int row, int col) {
-    uint16_t v;
-    std::memcpy(&v, smem.data() + addr[8 * mat + row] + 2 * col, 2);
-    return static_cast<uint32_t>(v);
+    const uint8_t* p = rows[8 * mat + row].data() + 2 * col;
+    return static_cast<uint32_t>(p[0] | (p[1] << 8));
   };
   for (int l = 0; l < kLanes; ++l) {
     for (int i = 0; i < 4; ++i) {
@@ -185,6 +189,16 @@ bool LdmatrixX4(const std::vector<uint8_t>& smem, const std::array<uint32_t, kLa
       (*out)[l][i] = lo | (hi << 16);
     }
   }
+}
+
+bool LdmatrixX4(const std::vector<uint8_t>& smem, const std::array<uint32_t, kLanes>& addr,
+                bool trans, Regs<4>* out) {
+  LdmatrixRows rows;
+  for (int l = 0; l < kLanes; ++l) {
+    if (addr[l] % 16 != 0 || static_cast<size_t>(addr[l]) + 16 > smem.size()) return false;
+    std::memcpy(rows[l].data(), smem.data() + addr[l], 16);
+  }
+  LdmatrixX4Rows(rows, trans, out);
   return true;
 }
 

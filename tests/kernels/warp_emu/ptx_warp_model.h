@@ -39,20 +39,21 @@ RowCol M16n8k64A(int lane, int i);
 // element i (b0..b15; register i/8, nibble i%8) of B (64 x 8): row = k, col = n.
 RowCol M16n8k64B(int lane, int i);
 
+enum class ScaleKind {
+  kMxf4Ue8m0x2,    // kind::mxf4 .block_scale.scale_vec::2X .ue8m0 (32-element blocks)
+  kMxf4Nvf4Ue4m3x4  // kind::mxf4nvf4 .block_scale.scale_vec::4X .ue4m3 (16-element blocks)
+};
+
 // Block scaling: the lane whose scale register holds row m's (column n's) scale factors,
 // for the selector thread-id-a (0..1) / thread-id-b (0..3); and the byte holding scale
 // factor j (k block j) for byte-id (scale_vec::2X: 0 or 2; 4X: 0).
 int ScaleALane(int m, int thread_id_a);
 int ScaleBLane(int n, int thread_id_b);
-int ScaleByte(int j, int byte_id);
+int ScaleByte(ScaleKind kind, int j, int byte_id);
 
 // D = A * B + C, mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32.
 Acc MmaM16n8k16Bf16(const Regs<4>& a, const Regs<2>& b, const Acc& c);
 
-enum class ScaleKind {
-  kMxf4Ue8m0x2,    // kind::mxf4 .block_scale.scale_vec::2X .ue8m0 (32-element blocks)
-  kMxf4Nvf4Ue4m3x4  // kind::mxf4nvf4 .block_scale.scale_vec::4X .ue4m3 (16-element blocks)
-};
 struct ScaleSel {
   int byte_id = 0, thread_id = 0;
 };
@@ -63,9 +64,12 @@ Acc MmaM16n8k64Fp4(ScaleKind kind, const Regs<4>& a, const Regs<2>& b, const Acc
                    const std::array<uint32_t, kLanes>& sfb, ScaleSel sel_b);
 
 // ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16: lane l supplies the byte address of row
-// l % 8 of matrix l / 8 (rows of eight 16-bit elements) in `smem`; register i of each lane
-// receives two elements of matrix i. Returns false (and leaves `out` untouched) when an
-// address is unaligned or a row runs past the end of `smem`.
+// l % 8 of matrix l / 8 (rows of eight 16-bit elements); register i of each lane receives
+// two elements of matrix i. `rows[l]` = the 16 bytes at lane l's address.
+using LdmatrixRows = std::array<std::array<uint8_t, 16>, kLanes>;
+void LdmatrixX4Rows(const LdmatrixRows& rows, bool trans, Regs<4>* out);
+// The same on a byte image: returns false (and leaves `out` untouched) when an address is
+// unaligned or a row runs past the end of `smem`.
 bool LdmatrixX4(const std::vector<uint8_t>& smem, const std::array<uint32_t, kLanes>& addr,
                 bool trans, Regs<4>* out);
 
