@@ -16,6 +16,7 @@ namespace qprof::reports {
 
 void ProfileIdle(const proto::Profile& p, TermCtx& c);         // terminal_idle.cc
 void ProfileNvtxSummary(const proto::Profile& p, TermCtx& c);  // terminal_idle.cc
+void ProfileComm(const proto::Profile& p, TermCtx& c);         // terminal_comm.cc
 
 namespace {
 
@@ -252,6 +253,7 @@ std::string ProfileSummaryText(const proto::Profile& profile, const TerminalOpti
   ProfileRoles(profile, c);
   ProfileRanks(profile, c);
   ProfileIdle(profile, c);
+  ProfileComm(profile, c);
   ProfileNvtxSummary(profile, c);
   ProfileCeilings(profile, c);
   ProfileWarnings(profile, c);
