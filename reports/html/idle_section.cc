@@ -36,7 +36,8 @@ std::string AmdahlSpanTable(const proto::Profile& p) {
   for (const auto& a : p.ceilings().amdahl()) {
     if (a.scope() != "role" || a.span_share() <= 0) continue;
     rows += fmt::format(
-        "<tr data-role=\"{}\"><td>{}</td>{}{}{}{}</tr>", Escape(a.name()), Escape(a.name()),
+        "<tr data-role=\"{}\"><td>{}</td>{}{}{}{}</tr>", Escape(a.name()),
+        Escape(a.name() + (a.time_basis().empty() ? "" : " (exposed communication)")),
         NumCell(FormatShare(a.share()), a.share()),
         NumCell(FormatRatio(a.speedup_if_vanished()), a.speedup_if_vanished()),
         NumCell(FormatShare(a.span_share()), a.span_share()),

@@ -86,14 +86,16 @@ void AmdahlSpan(const proto::Profile& p, TermCtx& c) {
   const size_t n = std::min<size_t>(rows.size(), static_cast<size_t>(c.o.top_roles));
   for (size_t i = 0; i < n; ++i) {
     const auto& a = *rows[i];
-    t.AddRow({{"role " + a.name()}, {FormatShare(a.share())},
+    t.AddRow({{"role " + a.name() + (a.time_basis().empty() ? "" : " (exposed)")},
+              {FormatShare(a.share())},
               {FormatRatio(a.speedup_if_vanished())}, {FormatShare(a.span_share())},
               {a.speedup_if_vanished_span() > 0 ? FormatRatio(a.speedup_if_vanished_span())
                                                 : "inf"}});
   }
   c.out += t.Render(c.o.color);
   c.out += Wrap("bound = 1/(1-f); against the span the GPUs' idle time stays when a kernel "
-                "vanishes, so the wall-time bound is the one a user sees",
+                "vanishes, so the wall-time bound is the one a user sees; (exposed): f is the "
+                "communication no compute kernel hides, the only part that costs wall time",
                 c.width, "  ");
 }
 

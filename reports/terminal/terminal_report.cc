@@ -151,7 +151,9 @@ void ProfileCeilings(const proto::Profile& p, Ctx& c) {
     TextTable t({{"Amdahl"}, {"share f", TextTable::kRight}, {"1/(1-f)", TextTable::kRight},
                  {"tok/s bound", TextTable::kRight}, {"at roofline", TextTable::kRight}});
     for (const auto& a : ce.amdahl()) {
-      t.AddRow({{fmt::format("{} {}", a.scope(), a.name())},
+      // Rows with a time basis (comm: its exposed time) say so.
+      t.AddRow({{fmt::format("{} {}{}", a.scope(), a.name(),
+                             a.time_basis().empty() ? "" : " (exposed)")},
                 {FormatShare(a.share())},
                 {FormatRatio(a.speedup_if_vanished())},
                 {measured > 0 ? FormatSig3(measured * a.speedup_if_vanished()) : "-"},

@@ -11,6 +11,7 @@
 #include <map>
 #include <string>
 
+#include "analysis/analyze.h"
 #include "analysis/importers/import.h"
 #include "analysis/importers/kineto/kineto_importer.h"
 #include "gtest/gtest.h"
@@ -225,6 +226,40 @@ TEST(CommImport, A100LaunchTimesAndSyncCallsAgreeWithTheRawDocument) {
   EXPECT_EQ(calls, sync_calls);
   EXPECT_EQ(calls, 25u);  // 24 cudaEventSynchronize + 1 cudaDeviceSynchronize
   EXPECT_NEAR(static_cast<double>(ns), sync_us * 1000, static_cast<double>(sync_calls));
+}
+
+}  // namespace
+}  // namespace qprof::importers
+
+namespace qprof::importers {
+namespace {
+
+// A long nsys trace: 40000 kernels with gaps on one device (the kernel union folds twice) and
+// copies over its whole length. Copies are read before kernels, so the union of kernels and
+// copies stays exact: the exposed copy time is the hand count, with no error bound.
+TEST(CommImport, NsysCopiesStayExactWhenKernelsFold) {
+  std::string sql = R"(
+    CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);
+    INSERT INTO StringIds VALUES (1, 'k');
+    CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, deviceId INTEGER,
+      streamId INTEGER, correlationId INTEGER, globalPid INTEGER, demangledName INTEGER);
+    WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 39999)
+      INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL SELECT i * 100, i * 100 + 60, 0, 7, i, 0, 1 FROM n;
+    CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER, end INTEGER, deviceId INTEGER,
+      streamId INTEGER, correlationId INTEGER, globalPid INTEGER, bytes INTEGER, copyKind INTEGER,
+      srcKind INTEGER, dstKind INTEGER);
+    WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 99)
+      INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY SELECT i * 40000 + 50, i * 40000 + 90, 0, 8,
+        100000 + i, 0, 64, 1, 0, 2 FROM n;
+  )";
+  auto t = ImportFile(MakeDb("fold.sqlite", sql), Quiet());
+  ASSERT_TRUE(t.ok()) << t.status();
+  auto p = Analyze({*t}, {});
+  ASSERT_TRUE(p.ok()) << p.status();
+  // Each copy [40000 i + 50, + 90) overlaps kernel 400 i ([.. + 0, + 60)) for 10 ns: 30 exposed.
+  EXPECT_EQ(p->comm().copy_total_ns(), 100u * 40);
+  EXPECT_EQ(p->comm().copy_exposed_ns(), 100u * 30);
+  EXPECT_EQ(p->comm().error_ns(), 0u);
 }
 
 }  // namespace
