@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "analysis/aggregate/tables.h"
+#include "analysis/ceilings/comm_diagnosis.h"
 #include "analysis/classify/context_rules.h"
 #include "analysis/classify/name_rules.h"
 #include "analysis/devices/device_specs.h"
@@ -492,6 +493,34 @@ void WarnAnalysis(const ProfileState& state, const DeviceChoice& device, uint64_
   WarnLaunchContexts(state, profile);
 }
 
+// Step 7, warnings: kernels the ingest put on the other side of the comm / compute split than
+// their final class (measured tensor-pipe activity or SASS can class an NCCL kernel "tensor";
+// a registry entry passed to the analysis can make a kernel comm), and late records.
+void WarnCommSplit(const ProfileState& state, const std::vector<GroupVerdict>& verdicts,
+                   proto::Profile* profile) {
+  uint64_t as_comm = 0, as_compute = 0, time = 0;
+  for (size_t i = 0; i < state.groups.size(); ++i) {
+    const bool comm = verdicts[i].attribution.pipe_class() == pipe::kComm;
+    if (comm == state.groups[i].comm) continue;
+    (state.groups[i].comm ? as_comm : as_compute) += 1;
+    time += state.groups[i].time_ns;
+  }
+  if (as_comm + as_compute > 0) {
+    Warn(profile, "comm_split_differs",
+         absl::StrFormat("%d kernels counted as communication at ingest (registry attribution or "
+                         "name rules) are classed otherwise, and %d the other way round (%d ns "
+                         "of kernel time); the exposed and hidden communication figures count "
+                         "them as the ingest did",
+                         as_comm, as_compute, time));
+  }
+  if (profile->comm().error_ns() > 0) {
+    Warn(profile, "comm_overlap_approximate",
+         absl::StrFormat("records arrived far out of time order: the exposed and hidden "
+                         "communication and copy figures may be off by up to %d ns",
+                         profile->comm().error_ns()));
+  }
+}
+
 void WarnUnknownKernels(proto::Profile* profile) {
   uint64_t unknown_time = 0;
   for (const auto& k : profile->kernels()) {
@@ -532,12 +561,15 @@ absl::StatusOr<proto::Profile> AnalyzeState(const ProfileState& state,
                         &profile);
   occupancy::Diagnose(device.spec ? device.spec->EffectiveBandwidthGbps() : 0, &profile);
   InferFormat(&profile);
+  ceilings::AddLinkPeaks(device.spec, &profile);
+  ceilings::DiagnoseTensorParallel(device.spec, &profile);
   AddCeilings(state, verdicts, device, options, &profile);
   if (profile.totals().kernel_count() == 0) {
     Warn(&profile, "no_kernels", "no kernel records in the input");
   }
   WarnInputs(state, &profile);
   WarnAnalysis(state, device, with_metrics, &profile);
+  WarnCommSplit(state, verdicts, &profile);
   WarnUnknownKernels(&profile);
   return profile;
 }

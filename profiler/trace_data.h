@@ -61,6 +61,7 @@ struct ActivityData {  // proto::Activity
   std::optional<MetricsData> metrics;
   std::map<std::string, std::string> args;
   std::map<std::string, std::string> nvtx_domain_paths;
+  std::optional<int64_t> launch_ns;  // the API call's start (proto field 80, optional)
 };
 
 struct RangeData {  // proto::NvtxRange

@@ -44,6 +44,7 @@ void ToProto(const ActivityData& in, proto::Activity* out) {
   }
   for (const auto& [k, v] : in.args) (*out->mutable_args())[k] = v;
   for (const auto& [k, v] : in.nvtx_domain_paths) (*out->mutable_nvtx_domain_paths())[k] = v;
+  if (in.launch_ns) out->set_launch_ns(*in.launch_ns);
 }
 
 void ToProto(const RangeData& in, proto::NvtxRange* out) {

@@ -34,6 +34,11 @@ void Uint(uint32_t field, uint64_t v, std::string* out) {
   PutVarint(v, out);
 }
 void Int(uint32_t field, int64_t v, std::string* out) { Uint(field, static_cast<uint64_t>(v), out); }
+// A proto3 `optional` scalar: written whenever it is set, zero included.
+void IntAlways(uint32_t field, int64_t v, std::string* out) {
+  PutTag(field, kVarint, out);
+  PutVarint(static_cast<uint64_t>(v), out);
+}
 void Bool(uint32_t field, bool v, std::string* out) { Uint(field, v ? 1 : 0, out); }
 
 void DoubleAlways(uint32_t field, double v, std::string* out) {
@@ -136,6 +141,7 @@ class FrameEncoderImpl {
     if (a.metrics) Metrics(21, *a.metrics, depth, out);
     StringMap(25, a.args, depth, out);
     StringMap(32, a.nvtx_domain_paths, depth, out);
+    if (a.launch_ns) IntAlways(80, *a.launch_ns, out);
   }
 
   void Range(const RangeData& r, std::string* out) {

@@ -80,6 +80,10 @@ void MergeGroup(KernelGroup& g, KernelGroup&& o, uint32_t trace_offset) {
     MergeConfig(g.configs[k], c);
   }
   g.context_time += o.context_time;
+  if (!g.comm_known) {
+    g.comm = o.comm;
+    g.comm_known = o.comm_known;
+  }
 }
 
 // Whether text[i..] starts a counter word ("step", "iteration", "iter"; any case) that ends
@@ -241,7 +245,11 @@ void ProfileState::Merge(ProfileState&& other) {
     mine.last_ns = std::max(mine.last_ns, s.last_ns);
     mine.time_ns += s.time_ns;
     mine.count += s.count;
+    mine.comm_time_ns += s.comm_time_ns;
+    mine.comm_count += s.comm_count;
   }
+  for (const auto& [k, c] : other.collectives) collectives[k].Merge(c, offset);
+  for (const auto& [k, c] : other.copies) copies[k].Merge(c, offset);
   timeline.Merge(std::move(other.timeline), group_map, offset, names_);
   step_work.weight_bytes += other.step_work.weight_bytes;
   step_work.other_bytes += other.step_work.other_bytes;
@@ -266,6 +274,7 @@ void TraceAccumulator::ClearCaches() {
   last_group_ = UINT32_MAX;
   last_path_info_ = {nullptr, -1};
   last_device_union_ = nullptr;
+  last_copy_acc_ = nullptr;
   last_stream_union_ = nullptr;
   last_step_acc_ = nullptr;
 }
@@ -309,7 +318,7 @@ uint32_t TraceAccumulator::ContextOf(const proto::Activity& a) {
   return it->second;
 }
 
-UnionAcc& TraceAccumulator::DeviceUnion(uint32_t device) {
+DeviceAcc& TraceAccumulator::DeviceUnion(uint32_t device) {
   if (last_device_union_ == nullptr || last_device_ != device) {
     last_device_union_ = &state_->traces[trace_].devices[device];  // map nodes do not move
     last_device_ = device;
@@ -378,10 +387,16 @@ void TraceAccumulator::Activity(const proto::Activity& a) {
       return;
     }
     case proto::ACTIVITY_KIND_MEMCPY:
-      if (d >= 0) t.memcpy_ns += static_cast<uint64_t>(d);
+      if (d >= 0) {
+        t.memcpy_ns += static_cast<uint64_t>(d);
+        AddCopy(a, d);
+      }
       return;
     case proto::ACTIVITY_KIND_MEMSET:
-      if (d >= 0) t.memset_ns += static_cast<uint64_t>(d);
+      if (d >= 0) {
+        t.memset_ns += static_cast<uint64_t>(d);
+        AddCopy(a, d);
+      }
       return;
     default:
       return;
@@ -422,6 +437,11 @@ KernelGroup& TraceAccumulator::GroupOf(const proto::Activity& a) {
   auto g = group_cache_.find(key);
   if (g == group_cache_.end()) {
     g = group_cache_.emplace(key, state_->GroupFor(norms_[it->second], context, own)).first;
+    KernelGroup& group = state_->groups[g->second];
+    if (!group.comm_known) {
+      group.comm = IsCommLaunch(a, group.name);
+      group.comm_known = true;
+    }
   }
   last_name_ = raw;
   last_context_ = context;
@@ -515,9 +535,12 @@ void TraceAccumulator::AddValidLaunch(KernelGroup& g, uint32_t group, const prot
   ++g.calls;
   g.time_ns += static_cast<uint64_t>(d);
   g.durations.Add(d);
-  UnionAcc& dev = DeviceUnion(a.device_id());
-  dev.busy.Add(a.start_ns(), a.end_ns());
+  DeviceAcc& dev = DeviceUnion(a.device_id());
+  dev.busy.Add(a.start_ns(), a.end_ns(), a.has_launch_ns() ? a.launch_ns() : GapStats::kNoLaunch);
   dev.kernel_time_ns += static_cast<uint64_t>(d);
+  (g.comm ? dev.comm : dev.compute).Add(a.start_ns(), a.end_ns());
+  dev.all.Add(a.start_ns(), a.end_ns());
+  if (g.comm) AddCollective(g, a, static_cast<uint64_t>(d));
   UnionAcc& stream = StreamUnion(a.device_id(), a.stream_id());
   stream.busy.Add(a.start_ns(), a.end_ns());
   stream.kernel_time_ns += static_cast<uint64_t>(d);
@@ -539,6 +562,10 @@ void TraceAccumulator::AddValidLaunch(KernelGroup& g, uint32_t group, const prot
       s.last_ns = std::max(s.last_ns, a.end_ns());
       s.time_ns += static_cast<uint64_t>(d);
       s.count += 1;
+      if (g.comm) {
+        s.comm_time_ns += static_cast<uint64_t>(d);
+        s.comm_count += 1;
+      }
       if (state_->timeline.Wants(p.step)) {
         state_->timeline.Add(p.step,
                              SampledLaunch{a.start_ns(), d, group, trace_, a.device_id(),

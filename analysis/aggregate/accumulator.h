@@ -21,6 +21,17 @@
 // metrics of its first launch, its time-weighted tensor-pipe share), so analysis/analyze.cc
 // runs them on the finished state, once per kernel; tables.h then emits the tables.
 //
+// Communication and copies. Each kernel group is decided comm or not once, at ingest
+// (IsCommLaunch: the registry attribution the record carries, else the name rules, the same
+// evidence the classifier gives class comm from; the analysis warns when its final class
+// disagrees), so each device keeps, next to the union of all its kernels, the unions of its
+// compute (non-comm) kernels, its comm kernels, its copies (memcpy and memset) and of kernels
+// and copies together: exposed comm = |all kernels| - |compute| (what no compute kernel
+// hides), exposed copies = |kernels and copies| - |all kernels|. The kernel union is tagged
+// with each piece's launch time, which gives every idle gap its cause (gap_stats.h). Comm
+// launches also go to a row per collective type and process group, memcpy and memset
+// activities to a row per kind and memory pair (collectives.h).
+//
 // Launch contexts and occupancy. A kernel group is one normalised name launched from one
 // launch-context verdict (classify/context_rules.h: the role and frame its launch stack, or
 // its NVTX path, gives), so the analysis can split a name whose context changes its role
@@ -43,6 +54,7 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/aggregate/collectives.h"
 #include "analysis/aggregate/interval_union.h"
 #include "analysis/aggregate/quantiles.h"
 #include "analysis/aggregate/range_summary.h"
@@ -130,6 +142,9 @@ struct KernelGroup {
   // >= start, for the row's dominant launch-context frame.
   std::map<LaunchConfigKey, LaunchConfigAcc> configs;
   double context_time = 0;
+  // Communication kernels (IsCommLaunch), decided when the group first sees a launch.
+  bool comm = false;
+  bool comm_known = false;
 };
 
 // Profile-wide launch counts (Profile.launch_summary): every kernel launch.
@@ -144,6 +159,17 @@ struct UnionAcc {
   uint64_t kernel_time_ns = 0;
 };
 
+// One device of one trace: its kernels (tagged with launch times for the idle causes) and
+// the unions that split comm and copies into exposed and hidden time.
+struct DeviceAcc {
+  TaggedIntervalUnion busy;  // every kernel
+  uint64_t kernel_time_ns = 0;
+  IntervalUnion compute;     // kernels outside class comm
+  IntervalUnion comm;        // comm kernels
+  IntervalUnion copy;        // memcpy and memset activities
+  IntervalUnion all;         // kernels and copies
+};
+
 struct StepRangeSpan {
   int64_t start_ns = 0, end_ns = 0;
 };
@@ -155,7 +181,7 @@ struct TraceState {
   uint64_t kernel_records = 0;
   int64_t first_ns = std::numeric_limits<int64_t>::max();
   int64_t last_ns = std::numeric_limits<int64_t>::min();
-  std::map<uint32_t, UnionAcc> devices;
+  std::map<uint32_t, DeviceAcc> devices;  // entries also for devices with copies only
   std::map<std::pair<uint32_t, uint64_t>, UnionAcc> streams;
   uint64_t memcpy_ns = 0, memset_ns = 0;
   std::map<int64_t, StepRangeSpan> step_ranges;  // first "step N" range of each step
@@ -172,6 +198,8 @@ struct StepAcc {
   int64_t last_ns = std::numeric_limits<int64_t>::min();
   uint64_t time_ns = 0;
   uint64_t count = 0;
+  uint64_t comm_time_ns = 0;  // of the comm kernels among them
+  uint64_t comm_count = 0;
 };
 
 struct StepWorkSums {
@@ -191,6 +219,8 @@ class ProfileState {
   std::vector<classify::ContextVerdict> contexts;  // distinct launch-context verdicts
   LaunchCounts launch_counts;
   RangeSummary range_summary;              // NVTX ranges by name (range_summary.h)
+  std::map<CollectiveKey, CollectiveAcc> collectives;  // comm launches (collectives.h)
+  std::map<CopyKey, CopyAcc> copies;                   // memcpy and memset activities
 
   // Group of a normalised name launched from context `context` (0 = none), created when new.
   uint32_t GroupFor(const std::string& normalised, uint32_t context = 0, bool own = false);
@@ -237,8 +267,10 @@ class TraceAccumulator : public importers::TraceSink {
   void AddValidLaunch(KernelGroup& g, uint32_t group, const proto::Activity& a, int64_t d);
   void AddStepWork(const proto::Activity& a);
 
-  UnionAcc& DeviceUnion(uint32_t device);
+  DeviceAcc& DeviceUnion(uint32_t device);
   UnionAcc& StreamUnion(uint32_t device, uint64_t stream);
+  void AddCopy(const proto::Activity& a, int64_t d);
+  void AddCollective(const KernelGroup& g, const proto::Activity& a, uint64_t d);
   void ClearCaches();
 
   ProfileState* state_;
@@ -262,7 +294,11 @@ class TraceAccumulator : public importers::TraceSink {
   std::string last_path_;
   PathInfo last_path_info_{nullptr, -1};
   uint32_t last_device_ = 0;
-  UnionAcc* last_device_union_ = nullptr;
+  DeviceAcc* last_device_union_ = nullptr;
+  // The last copy row: consecutive copies mostly share a kind and memory pair.
+  proto::ActivityKind last_copy_activity_ = proto::ACTIVITY_KIND_UNSPECIFIED;
+  std::string last_copy_kind_, last_src_memory_, last_dst_memory_;
+  CopyAcc* last_copy_acc_ = nullptr;
   std::pair<uint32_t, uint64_t> last_stream_{0, 0};
   UnionAcc* last_stream_union_ = nullptr;
   int64_t last_step_ = -1;
@@ -272,6 +308,12 @@ class TraceAccumulator : public importers::TraceSink {
 // Adds `o`'s launch figures to `g` (counts, time, durations, work and metric sums, devices):
 // what merging states and folding groups into one kernel row both add.
 void AddLaunchFigures(KernelGroup& g, const KernelGroup& o);
+
+// Whether a kernel launch is communication: the class comm its record's registry or modelled
+// attribution gives, else the name rules' (classify/name_rules.h). The classifier gives class
+// comm from the same evidence only; measured tensor-pipe activity or SASS with MMAs may still
+// class such a kernel "tensor" (analysis/analyze.cc warns when the two disagree).
+bool IsCommLaunch(const proto::Activity& a, const std::string& normalised);
 
 // Replays a trace in memory into `state` as one more trace.
 void AccumulateTrace(const proto::Trace& trace, ProfileState* state);

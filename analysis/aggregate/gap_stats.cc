@@ -10,7 +10,19 @@ std::string GapStats::BucketLabel(int i) {
   return kLabels[i];
 }
 
-void GapStats::Add(uint64_t gap_ns) {
+std::string GapStats::CauseName(int cause) {
+  static const char* kNames[kCauses] = {"host_wait", "kernel_wait", "other", "no_launch_time"};
+  return kNames[cause];
+}
+
+GapStats::Cause GapStats::CauseOf(int64_t prev_end_ns, uint64_t gap_ns, int64_t next_launch_ns) {
+  if (next_launch_ns == kNoLaunch) return kNoLaunchTime;
+  // HTA: host wait when the kernel's runtime call started after the previous kernel's end.
+  if (next_launch_ns > prev_end_ns) return kHostWait;
+  return gap_ns < kKernelWaitNs ? kKernelWait : kOther;
+}
+
+void GapStats::Add(uint64_t gap_ns, Cause cause) {
   if (gap_ns == 0) return;
   int b = 0;
   while (b < kBuckets - 1 && gap_ns >= kEdgesNs[b]) ++b;
@@ -19,6 +31,8 @@ void GapStats::Add(uint64_t gap_ns) {
   max_ns = std::max(max_ns, gap_ns);
   ++bucket_count[b];
   bucket_ns[b] += gap_ns;
+  ++cause_count[cause];
+  cause_ns[cause] += gap_ns;
 }
 
 void GapStats::Merge(const GapStats& o) {
@@ -28,6 +42,10 @@ void GapStats::Merge(const GapStats& o) {
   for (int i = 0; i < kBuckets; ++i) {
     bucket_count[i] += o.bucket_count[i];
     bucket_ns[i] += o.bucket_ns[i];
+  }
+  for (int i = 0; i < kCauses; ++i) {
+    cause_count[i] += o.cause_count[i];
+    cause_ns[i] += o.cause_ns[i];
   }
 }
 

@@ -16,30 +16,48 @@
 // pieces on both sides are folded; gaps() adds those of the live pieces. They sum to
 // (last() - first()) - length() when exact; late intervals may have filled up to
 // late_bound_ns() of them.
+//
+// Tagged unions (TaggedIntervalUnion, a device's kernels) keep per piece the launch time of
+// the interval that starts it (the kernel that ended the gap before it; on equal starts the
+// earlier launch), so each gap gets its cause (GapStats::CauseOf) when it is counted; an
+// untagged union counts every gap as "no launch time" and costs 16 bytes per piece, not 24.
 #ifndef QPROF_ANALYSIS_AGGREGATE_INTERVAL_UNION_H_
 #define QPROF_ANALYSIS_AGGREGATE_INTERVAL_UNION_H_
 
 #include <cstddef>
 #include <cstdint>
 #include <limits>
-#include <utility>
 #include <vector>
 
 #include "analysis/aggregate/gap_stats.h"
 
 namespace qprof::aggregate {
 
-class IntervalUnion {
+struct PlainPiece {
+  int64_t start, end;
+  int64_t Tag() const { return GapStats::kNoLaunch; }
+  void SetTag(int64_t) {}
+};
+
+struct TaggedPiece {
+  int64_t start, end;
+  int64_t tag;  // launch time of the interval that starts the piece; kNoLaunch = unknown
+  int64_t Tag() const { return tag; }
+  void SetTag(int64_t t) { tag = t; }
+};
+
+template <typename Piece>
+class BasicIntervalUnion {
  public:
-  static constexpr size_t kMaxPieces = 16384;  // 256 KiB per device or stream at most
+  static constexpr size_t kMaxPieces = 16384;  // 256 KiB (384 KiB tagged) per union at most
 
   // A union known only by its figures (read back from a partial profile); intervals added
   // later that start before `last` count as late.
-  static IntervalUnion FromFigures(uint64_t length, uint64_t late_bound_ns, uint64_t count,
-                                   int64_t first, int64_t last, const GapStats& gaps = {});
+  static BasicIntervalUnion FromFigures(uint64_t length, uint64_t late_bound_ns, uint64_t count,
+                                        int64_t first, int64_t last, const GapStats& gaps = {});
 
-  // end >= start.
-  void Add(int64_t start, int64_t end);
+  // end >= start. `tag`: the launch time (tagged unions; ignored by plain ones).
+  void Add(int64_t start, int64_t end, int64_t tag = GapStats::kNoLaunch);
   uint64_t length() const;
   uint64_t late_bound_ns() const { return late_bound_; }
   uint64_t count() const { return count_; }       // intervals added
@@ -49,8 +67,10 @@ class IntervalUnion {
 
  private:
   void Fold();
+  // Counts the gap before pieces_[i] into `g` (none before the very first piece).
+  void AddGapBefore(size_t i, GapStats* g) const;
 
-  std::vector<std::pair<int64_t, int64_t>> pieces_;  // disjoint, sorted, not touching
+  std::vector<Piece> pieces_;  // disjoint, sorted, not touching
   uint64_t folded_ = 0;   // length of the pieces folded away
   int64_t frontier_ = std::numeric_limits<int64_t>::min();  // end of the folded region
   uint64_t late_bound_ = 0;
@@ -60,6 +80,12 @@ class IntervalUnion {
   int64_t first_ = std::numeric_limits<int64_t>::max();
   int64_t last_ = std::numeric_limits<int64_t>::min();
 };
+
+using IntervalUnion = BasicIntervalUnion<PlainPiece>;
+using TaggedIntervalUnion = BasicIntervalUnion<TaggedPiece>;
+
+extern template class BasicIntervalUnion<PlainPiece>;
+extern template class BasicIntervalUnion<TaggedPiece>;
 
 }  // namespace qprof::aggregate
 

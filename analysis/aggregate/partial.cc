@@ -22,16 +22,18 @@ LaunchKey KeyFromProto(const proto::LaunchOrder& in) {
   return LaunchKey{in.trace(), in.start_ns(), in.device_id(), in.stream_id(), in.seq()};
 }
 
-void UnionToProto(const UnionAcc& u, uint32_t device, uint64_t stream, proto::PartialUnion* out) {
+template <typename Union>
+void UnionFiguresToProto(const Union& u, uint64_t kernel_time_ns, uint32_t device,
+                         uint64_t stream, proto::PartialUnion* out) {
   out->set_device_id(device);
   out->set_stream_id(stream);
-  out->set_busy_ns(u.busy.length());
-  out->set_late_bound_ns(u.busy.late_bound_ns());
-  out->set_kernel_time_ns(u.kernel_time_ns);
-  out->set_count(u.busy.count());
-  out->set_first_ns(u.busy.first());
-  out->set_last_ns(u.busy.last());
-  const GapStats g = u.busy.gaps();
+  out->set_busy_ns(u.length());
+  out->set_late_bound_ns(u.late_bound_ns());
+  out->set_kernel_time_ns(kernel_time_ns);
+  out->set_count(u.count());
+  out->set_first_ns(u.first());
+  out->set_last_ns(u.last());
+  const GapStats g = u.gaps();
   proto::PartialGaps* pg = out->mutable_gaps();
   pg->set_count(g.count);
   pg->set_total_ns(g.total_ns);
@@ -40,6 +42,35 @@ void UnionToProto(const UnionAcc& u, uint32_t device, uint64_t stream, proto::Pa
     pg->add_bucket_count(g.bucket_count[i]);
     pg->add_bucket_ns(g.bucket_ns[i]);
   }
+  for (int i = 0; i < GapStats::kCauses; ++i) {
+    pg->add_cause_count(g.cause_count[i]);
+    pg->add_cause_ns(g.cause_ns[i]);
+  }
+}
+
+void UnionToProto(const UnionAcc& u, uint32_t device, uint64_t stream, proto::PartialUnion* out) {
+  UnionFiguresToProto(u.busy, u.kernel_time_ns, device, stream, out);
+}
+
+void FiguresToProto(const IntervalUnion& u, proto::PartialUnionFigures* out) {
+  out->set_length_ns(u.length());
+  out->set_late_bound_ns(u.late_bound_ns());
+  out->set_count(u.count());
+  out->set_first_ns(u.first());
+  out->set_last_ns(u.last());
+}
+
+IntervalUnion FiguresFromProto(const proto::PartialUnionFigures& in) {
+  return IntervalUnion::FromFigures(in.length_ns(), in.late_bound_ns(), in.count(), in.first_ns(),
+                                    in.last_ns());
+}
+
+void DeviceToProto(const DeviceAcc& d, uint32_t device, proto::PartialUnion* out) {
+  UnionFiguresToProto(d.busy, d.kernel_time_ns, device, 0, out);
+  FiguresToProto(d.compute, out->mutable_compute());
+  FiguresToProto(d.comm, out->mutable_comm());
+  FiguresToProto(d.copy, out->mutable_copy());
+  FiguresToProto(d.all, out->mutable_all());
 }
 
 GapStats GapsFromProto(const proto::PartialGaps& in) {
@@ -53,6 +84,12 @@ GapStats GapsFromProto(const proto::PartialGaps& in) {
   for (int i = 0; i < GapStats::kBuckets && i < in.bucket_ns_size(); ++i) {
     g.bucket_ns[i] = in.bucket_ns(i);
   }
+  for (int i = 0; i < GapStats::kCauses && i < in.cause_count_size(); ++i) {
+    g.cause_count[i] = in.cause_count(i);
+  }
+  for (int i = 0; i < GapStats::kCauses && i < in.cause_ns_size(); ++i) {
+    g.cause_ns[i] = in.cause_ns(i);
+  }
   return g;
 }
 
@@ -64,6 +101,18 @@ UnionAcc UnionFromProto(const proto::PartialUnion& in) {
   return u;
 }
 
+DeviceAcc DeviceFromProto(const proto::PartialUnion& in) {
+  DeviceAcc d;
+  d.busy = TaggedIntervalUnion::FromFigures(in.busy_ns(), in.late_bound_ns(), in.count(),
+                                            in.first_ns(), in.last_ns(), GapsFromProto(in.gaps()));
+  d.kernel_time_ns = in.kernel_time_ns();
+  d.compute = FiguresFromProto(in.compute());
+  d.comm = FiguresFromProto(in.comm());
+  d.copy = FiguresFromProto(in.copy());
+  d.all = FiguresFromProto(in.all());
+  return d;
+}
+
 void TraceToProto(const TraceState& t, proto::PartialTrace* out) {
   *out->mutable_header() = t.header;
   out->set_truncated(t.truncated);
@@ -71,7 +120,7 @@ void TraceToProto(const TraceState& t, proto::PartialTrace* out) {
   out->set_kernel_records(t.kernel_records);
   out->set_first_ns(t.first_ns);
   out->set_last_ns(t.last_ns);
-  for (const auto& [id, u] : t.devices) UnionToProto(u, id, 0, out->add_devices());
+  for (const auto& [id, d] : t.devices) DeviceToProto(d, id, out->add_devices());
   for (const auto& [key, u] : t.streams) UnionToProto(u, key.first, key.second, out->add_streams());
   out->set_memcpy_ns(t.memcpy_ns);
   out->set_memset_ns(t.memset_ns);
@@ -92,7 +141,7 @@ TraceState TraceFromProto(const proto::PartialTrace& in) {
   t.kernel_records = in.kernel_records();
   t.first_ns = in.first_ns();
   t.last_ns = in.last_ns();
-  for (const auto& u : in.devices()) t.devices[u.device_id()] = UnionFromProto(u);
+  for (const auto& u : in.devices()) t.devices[u.device_id()] = DeviceFromProto(u);
   for (const auto& u : in.streams()) t.streams[{u.device_id(), u.stream_id()}] = UnionFromProto(u);
   t.memcpy_ns = in.memcpy_ns();
   t.memset_ns = in.memset_ns();
@@ -157,6 +206,7 @@ void GroupToProto(const KernelGroup& g, proto::PartialKernel* out) {
     p->set_reported_max(c.reported_max);
     p->set_reported_zero(c.reported_zero);
   }
+  out->set_comm(g.comm);
 }
 
 // False when a configuration names a trace the profile lacks or is listed twice.
@@ -221,11 +271,94 @@ bool GroupFromProto(const proto::PartialKernel& in, uint32_t traces, KernelGroup
   g->without_work = in.without_work();
   if (!g->work.FromProto(in.work())) return false;
   g->context_time = in.context_time();
+  g->comm = in.comm();
+  g->comm_known = true;
   if (!ConfigsFromProto(in, traces, g)) return false;
   return g->launches > 0 && g->rep_key.trace < traces && g->calls <= g->launches &&
          g->durations.Valid() && g->durations.count() == g->calls &&
          (!g->has_metrics_rep || g->metrics_key.trace < traces) &&
          std::is_sorted(g->devices.begin(), g->devices.end());
+}
+
+void RefsToProto(const DeviceRefs& refs,
+                 google::protobuf::RepeatedPtrField<proto::PartialDeviceRef>* out) {
+  for (const auto& [trace, device] : refs) {
+    proto::PartialDeviceRef* r = out->Add();
+    r->set_trace(trace);
+    r->set_device_id(device);
+  }
+}
+
+bool RefsFromProto(const google::protobuf::RepeatedPtrField<proto::PartialDeviceRef>& in,
+                   uint32_t traces, DeviceRefs* out) {
+  for (const proto::PartialDeviceRef& r : in) {
+    if (r.trace() >= traces) return false;
+    out->emplace(r.trace(), r.device_id());
+  }
+  return true;
+}
+
+void CollectivesToProto(const ProfileState& state, proto::PartialProfile* out) {
+  for (const auto& [k, c] : state.collectives) {
+    proto::PartialCollective* p = out->add_collectives();
+    p->set_name(k.name);
+    p->set_library(k.library);
+    p->set_process_group(k.process_group);
+    p->set_group_size(k.group_size);
+    p->set_group_size_source(k.group_size_source);
+    p->set_calls(c.calls);
+    p->set_time_ns(c.time_ns);
+    p->set_graph_calls(c.graph_calls);
+    p->set_graph_time_ns(c.graph_time_ns);
+    p->set_bytes(c.bytes);
+    p->set_calls_with_bytes(c.calls_with_bytes);
+    p->set_time_with_bytes_ns(c.time_with_bytes_ns);
+    p->set_bytes_source(c.bytes_source);
+    RefsToProto(c.devices, p->mutable_devices());
+  }
+  for (const auto& [k, c] : state.copies) {
+    proto::PartialCopy* p = out->add_copies();
+    p->set_kind(k.kind);
+    p->set_memory(k.memory);
+    p->set_calls(c.calls);
+    p->set_bytes(c.bytes);
+    p->set_time_ns(c.time_ns);
+    p->set_graph_calls(c.graph_calls);
+    RefsToProto(c.devices, p->mutable_devices());
+  }
+}
+
+// False when a row names a trace the profile lacks or is listed twice.
+bool CollectivesFromProto(const proto::PartialProfile& in, uint32_t traces, ProfileState* state) {
+  for (const proto::PartialCollective& p : in.collectives()) {
+    CollectiveKey k{p.name(), p.library(), p.process_group(), p.group_size(),
+                    p.group_size_source()};
+    CollectiveAcc c;
+    c.calls = p.calls();
+    c.time_ns = p.time_ns();
+    c.graph_calls = p.graph_calls();
+    c.graph_time_ns = p.graph_time_ns();
+    c.bytes = p.bytes();
+    c.calls_with_bytes = p.calls_with_bytes();
+    c.time_with_bytes_ns = p.time_with_bytes_ns();
+    c.bytes_source = p.bytes_source();
+    if (!RefsFromProto(p.devices(), traces, &c.devices) || c.calls_with_bytes > c.calls ||
+        !state->collectives.emplace(std::move(k), std::move(c)).second) {
+      return false;
+    }
+  }
+  for (const proto::PartialCopy& p : in.copies()) {
+    CopyAcc c;
+    c.calls = p.calls();
+    c.bytes = p.bytes();
+    c.time_ns = p.time_ns();
+    c.graph_calls = p.graph_calls();
+    if (!RefsFromProto(p.devices(), traces, &c.devices) ||
+        !state->copies.emplace(CopyKey{p.kind(), p.memory()}, std::move(c)).second) {
+      return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace
@@ -262,6 +395,8 @@ proto::PartialProfile ToPartial(const ProfileState& state) {
     p->set_last_ns(s.last_ns);
     p->set_time_ns(s.time_ns);
     p->set_count(s.count);
+    p->set_comm_time_ns(s.comm_time_ns);
+    p->set_comm_count(s.comm_count);
   }
   state.timeline.ToProto(out.mutable_timeline());
   proto::PartialStepWork* w = out.mutable_step_work();
@@ -278,6 +413,7 @@ proto::PartialProfile ToPartial(const ProfileState& state) {
     pr->set_min_ns(r.min_ns);
     pr->set_max_ns(r.max_ns);
   }
+  CollectivesToProto(state, &out);
   return out;
 }
 
@@ -318,7 +454,8 @@ absl::StatusOr<ProfileState> FromPartial(const proto::PartialProfile& in, const 
   }
   for (const proto::PartialRange& r : in.ranges()) state.ranges[r.path()] = {r.time_ns(), r.calls()};
   for (const proto::PartialStep& s : in.steps()) {
-    state.steps[s.step()] = {s.first_ns(), s.last_ns(), s.time_ns(), s.count()};
+    state.steps[s.step()] = {s.first_ns(), s.last_ns(), s.time_ns(), s.count(), s.comm_time_ns(),
+                             s.comm_count()};
   }
   if (!state.timeline.FromProto(in.timeline(), traces, state.names())) return bad("timeline");
   const proto::PartialStepWork& w = in.step_work();
@@ -333,6 +470,7 @@ absl::StatusOr<ProfileState> FromPartial(const proto::PartialProfile& in, const 
     r.max_ns = pr.max_ns();
     state.range_summary.Slot(pr.name()).Merge(r);
   }
+  if (!CollectivesFromProto(in, traces, &state)) return bad("a collective or copy row");
   return state;
 }
 

@@ -24,7 +24,10 @@
 namespace qprof::aggregate {
 
 // 2: kernels are keyed by (name, launch context, own) and carry launch configurations.
-inline constexpr uint32_t kPartialProfileVersion = 3;
+// 4: devices carry the compute / comm / copy unions and gap causes; kernels their comm flag;
+// steps their comm time; collectives and copies by row (a version-3 file would read as
+// having no communication at all, so it is refused).
+inline constexpr uint32_t kPartialProfileVersion = 4;
 inline constexpr char kPartialMagic[] = "QPROFPP1";
 
 proto::PartialProfile ToPartial(const ProfileState& state);

@@ -43,6 +43,7 @@ proto::RankRow RankRowOf(const ProfileState& state, const std::vector<GroupVerdi
     }
   }
   for (const auto& [id, u] : t.devices) {
+    if (u.busy.count() == 0) continue;  // copies only
     uint64_t busy = u.busy.length();
     row.set_busy_time_ns(row.busy_time_ns() + busy);
     row.set_idle_ns(row.idle_ns() + static_cast<uint64_t>(u.busy.last() - u.busy.first()) - busy);

@@ -7,6 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "analysis/aggregate/launch_stats.h"
+#include "analysis/aggregate/overlap.h"
 #include "proto/vocabulary.h"
 
 namespace qprof::aggregate {
@@ -161,6 +162,7 @@ struct BusyFigures {
 BusyFigures BusyOf(const TraceState& t) {
   BusyFigures f;
   for (const auto& [id, u] : t.devices) {
+    if (u.busy.count() == 0) continue;  // copies only
     uint64_t b = u.busy.length();
     f.busy += b;
     f.idle += static_cast<uint64_t>(u.busy.last() - u.busy.first()) - std::min(
@@ -225,9 +227,11 @@ void EmitStreams(const ProfileState& state, proto::Profile* profile) {
   }
 }
 
-// Devices: those the traces declare, plus any seen only in records.
+// Devices: those the traces declare, plus any seen only in records; each with its timeline
+// cut into compute, comm, copies and idle (overlap.h).
 void EmitDevices(const ProfileState& state, proto::Profile* profile) {
-  for (const TraceState& t : state.traces) {
+  for (size_t trace = 0; trace < state.traces.size(); ++trace) {
+    const TraceState& t = state.traces[trace];
     std::map<uint32_t, const proto::DeviceInfo*> declared;
     for (const auto& d : t.header.devices()) declared[d.id()] = &d;
     std::map<uint32_t, bool> ids;
@@ -236,6 +240,7 @@ void EmitDevices(const ProfileState& state, proto::Profile* profile) {
     for (const auto& [id, unused] : ids) {
       proto::ProfileDevice* pd = profile->add_devices();
       pd->set_id(id);
+      pd->set_trace(static_cast<uint32_t>(trace));
       if (auto it = declared.find(id); it != declared.end()) {
         pd->set_name(it->second->name());
         pd->set_arch(it->second->arch());
@@ -245,6 +250,16 @@ void EmitDevices(const ProfileState& state, proto::Profile* profile) {
       if (auto it = t.devices.find(id); it != t.devices.end()) {
         pd->set_busy_time_ns(it->second.busy.length());
         pd->set_kernel_time_ns(it->second.kernel_time_ns);
+        const DeviceTimeline tl = TimelineOf(it->second);
+        pd->set_span_ns(tl.span_ns);
+        pd->set_idle_ns(tl.idle_ns);
+        pd->set_compute_ns(tl.compute_ns);
+        pd->set_comm_ns(tl.comm_ns);
+        pd->set_comm_exposed_ns(tl.comm_exposed_ns);
+        pd->set_copy_ns(tl.copy_ns);
+        pd->set_copy_exposed_ns(tl.copy_exposed_ns);
+        pd->set_band_span_ns(tl.band_span_ns);
+        pd->set_overlap_error_ns(tl.error_ns);
       }
     }
   }
@@ -282,6 +297,8 @@ void EmitSteps(const ProfileState& state, const std::map<int64_t, StepRangeSpan>
     row->set_span_ns(StepSpan(ranges, n, s));
     row->set_kernel_time_ns(s.time_ns);
     row->set_kernel_count(s.count);
+    row->set_comm_time_ns(s.comm_time_ns);
+    row->set_comm_calls(s.comm_count);
     if (all_in_steps && state.traces.size() == 1) {
       row->set_idle_at_least_ns(row->span_ns() > s.time_ns ? row->span_ns() - s.time_ns : 0);
     }
@@ -346,6 +363,7 @@ void EmitRanks(const ProfileState& state, const std::vector<GroupVerdict>& verdi
                proto::Profile* profile);
 void EmitIdle(const ProfileState& state, proto::Profile* profile);  // idle.cc
 void EmitNvtxSummary(const ProfileState& state, proto::Profile* profile);  // nvtx_summary.cc
+void EmitComm(const ProfileState& state, proto::Profile* profile);         // comm_tables.cc
 
 void EmitTables(const ProfileState& state, const std::vector<GroupVerdict>& verdicts,
                 const occupancy::DeviceLimits* fallback_limits, proto::Profile* profile) {
@@ -364,6 +382,7 @@ void EmitTables(const ProfileState& state, const std::vector<GroupVerdict>& verd
   EmitRanks(state, verdicts, profile);
   EmitIdle(state, profile);
   EmitNvtxSummary(state, profile);
+  EmitComm(state, profile);
 }
 
 }  // namespace qprof::aggregate

@@ -21,18 +21,21 @@ std::string PipeFor(const devices::DeviceSpec& d, const std::string& format) {
 }
 
 void AddAmdahl(proto::Ceilings* c, const std::string& scope, const std::string& name,
-               uint64_t t, uint64_t total, const std::map<std::string, double>& roof) {
-  if (total == 0 || t == 0) return;
+               uint64_t t, uint64_t total, const std::map<std::string, double>& roof,
+               const std::string& time_basis = "") {
+  if (total == 0 || (t == 0 && time_basis.empty())) return;
   proto::AmdahlRow* r = c->add_amdahl();
   r->set_scope(scope);
   r->set_name(name);
+  r->set_time_basis(time_basis);
   double f = static_cast<double>(t) / static_cast<double>(total);
   r->set_share(f);
   // 1 / (1 - f); a part that is all of the time has no finite bound (left 0).
   r->set_speedup_if_vanished(f < 1.0 ? 1.0 / (1.0 - f) : 0.0);
   std::string formula = absl::StrFormat("1/(1-f) with f = %.4f", f);
+  if (!time_basis.empty()) absl::StrAppend(&formula, "; t = ", time_basis);
   auto it = roof.find(name);
-  if (it != roof.end()) {
+  if (it != roof.end() && time_basis.empty()) {
     double T = static_cast<double>(total), tr = it->second;
     r->set_roofline_time_ns(tr);
     r->set_speedup_at_roofline(T / (T - static_cast<double>(t) + tr));
@@ -153,8 +156,29 @@ proto::FormatCeiling FormatCeilingFor(const devices::DeviceSpec& d, const std::s
 proto::Ceilings ComputeCeilings(const proto::Profile& p, const CeilingInputs& in) {
   proto::Ceilings c;
   const uint64_t T = in.total_kernel_time_ns;
-  for (const auto& row : p.classes()) AddAmdahl(&c, "class", row.class_(), row.time_ns(), T, in.class_roofline_ns);
-  for (const auto& row : p.roles()) AddAmdahl(&c, "role", row.role(), row.time_ns(), T, in.role_roofline_ns);
+  // Communication costs wall time only where no compute hides it: its rows use the exposed
+  // time (Profile.comm), not the comm kernels' time.
+  const proto::CommSummary& comm = p.comm();
+  const std::string exposed_basis = absl::StrFormat(
+      "exposed comm time %d ns (comm kernels no compute kernel overlaps; %d ns more are hidden "
+      "under compute and would save no wall time by vanishing)",
+      comm.exposed_ns(), comm.hidden_ns());
+  auto time_of = [&comm](const std::string& name, uint64_t t) {
+    return name == "comm" && comm.total_ns() > 0 ? comm.exposed_ns() : t;
+  };
+  auto basis_of = [&comm, &exposed_basis](const std::string& name) {
+    return name == "comm" && comm.total_ns() > 0 ? exposed_basis : std::string();
+  };
+  for (const auto& row : p.classes()) {
+    if (row.time_ns() == 0) continue;
+    AddAmdahl(&c, "class", row.class_(), time_of(row.class_(), row.time_ns()), T,
+              in.class_roofline_ns, basis_of(row.class_()));
+  }
+  for (const auto& row : p.roles()) {
+    if (row.time_ns() == 0) continue;
+    AddAmdahl(&c, "role", row.role(), time_of(row.role(), row.time_ns()), T, in.role_roofline_ns,
+              basis_of(row.role()));
+  }
   // Against the GPUs' span as well: idle time stays when a kernel vanishes.
   if (const uint64_t span = p.idle().span_ns(); span > 0) {
     for (proto::AmdahlRow& r : *c.mutable_amdahl()) {

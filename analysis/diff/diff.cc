@@ -6,6 +6,7 @@
 #include <set>
 
 #include "absl/strings/str_format.h"
+#include "analysis/diff/comm_diff.h"
 #include "analysis/diff/normalise.h"
 #include "proto/vocabulary.h"
 
@@ -241,6 +242,7 @@ proto::Diff DiffProfiles(const proto::Profile& a, const proto::Profile& b) {
                         100 * d.b().tensor_share());
   d.set_totals_headline(head);
   NormaliseForWork(a, b, &d);
+  DiffComm(a, b, &d);
   // The headline is what the reports lead with: the change per unit of work when the diff
   // has it (total times of traces that captured different work would mislead).
   d.set_headline(d.per_unit_headline().empty() ? head : d.per_unit_headline());

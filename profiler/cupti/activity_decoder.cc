@@ -275,6 +275,8 @@ void ActivityDecoder::Attribute(const LaunchInfo& launch, ActivityData* a) const
   a->tid = launch.tid;
   a->nvtx_path = launch.nvtx_path;
   a->nvtx_domain_paths = launch.domain_paths;
+  // The API call's start, on the same clock as the GPU records: the idle causes need it.
+  a->launch_ns = launch.start_ns;
 }
 
 void ActivityDecoder::AddCapturedNode(uint64_t node_id, uint32_t launch_correlation,

@@ -8,7 +8,7 @@ import os
 from typing import Any, Dict, List, Optional, Union
 
 from . import _qprof
-from ._tables import columns_table, table
+from ._tables import columns_table, nested_rows, table
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -56,6 +56,14 @@ class Profile:
         "sources": "Source",
         "warnings": "Warning",
         "timeline": "TimelineEvent",
+        "copies": "CopyRow",
+    }
+    # tables nested in the Profile JSON: name -> (path, message name)
+    _NESTED = {
+        "collectives": (("comm", "collectives"), "CollectiveRow"),
+        "comm_per_device": (("comm", "per_device"), "CommDeviceRow"),
+        "idle_causes": (("idle", "causes"), "IdleCauseRow"),
+        "host_sync": (("idle", "host", "sync"), "HostSyncRow"),
     }
 
     def __init__(self, core: "_qprof.Profile"):
@@ -87,9 +95,52 @@ class Profile:
         rows = self._d().get(name, [])
         return table(rows, _required_keys("profile", self._TABLES[name]))
 
+    def _nested(self, name: str) -> Any:
+        path, definition = self._NESTED[name]
+        return table(nested_rows(self._d(), *path), _required_keys("profile", definition))
+
     @property
     def kernels(self) -> Any:
         return self._table("kernels")
+
+    @property
+    def collectives(self) -> Any:
+        """One row per collective type and process group: calls (graph-launched apart), bytes,
+        time, algbw and busbw (NCCL's factors) against the link peak of the spec table."""
+        return self._nested("collectives")
+
+    @property
+    def copies(self) -> Any:
+        """One row per copy kind (HtoD, DtoH, DtoD, PtoP, memset) and memory pair: calls, bytes,
+        time and GB/s against the link."""
+        return self._table("copies")
+
+    @property
+    def comm_per_device(self) -> Any:
+        """Communication and copy time per GPU: total, exposed (no compute kernel running) and
+        hidden."""
+        return self._nested("comm_per_device")
+
+    @property
+    def idle_causes(self) -> Any:
+        """The idle gaps between kernels by cause (HTA's host wait, kernel wait, other)."""
+        return self._nested("idle_causes")
+
+    @property
+    def host_sync(self) -> Any:
+        """CPU time in synchronising calls (device, stream, event synchronise, synchronous
+        copies)."""
+        return self._nested("host_sync")
+
+    @property
+    def comm(self) -> Dict[str, Any]:
+        """Profile.comm: exposed and hidden communication and copy time (sums over GPUs)."""
+        return dict(self._d().get("comm", {}))
+
+    @property
+    def tp_diagnosis(self) -> Dict[str, Any]:
+        """The tensor-parallel decode diagnosis; {} when some step runs no collective."""
+        return dict(self._d().get("tp_diagnosis", {}))
 
     @property
     def roles(self) -> Any:
@@ -182,7 +233,8 @@ class Profile:
 class Diff:
     """Two profiles matched by role (`qprof diff`)."""
 
-    _TABLES = {"kernels": "DiffRow", "roles": "DiffRow", "classes": "DiffRow", "ranks": "RankDiffRow"}
+    _TABLES = {"kernels": "DiffRow", "roles": "DiffRow", "classes": "DiffRow",
+               "ranks": "RankDiffRow", "comm": "CommDiffRow"}
 
     def __init__(self, core: "_qprof.Diff"):
         self._core = core
@@ -221,6 +273,11 @@ class Diff:
     @property
     def ranks(self) -> Any:
         return self._table("ranks")
+
+    @property
+    def comm(self) -> Any:
+        """Collectives and copy kinds matched across the sides, time per unit and rates."""
+        return self._table("comm")
 
     @property
     def headline(self) -> str:

@@ -31,3 +31,13 @@ def columns_table(columns: Dict[str, List[Any]]) -> Any:
     names = list(columns)
     n = len(columns[names[0]]) if names else 0
     return [{k: columns[k][i] for k in names} for i in range(n)]
+
+
+def nested_rows(doc: Dict[str, Any], *path: str) -> List[Dict[str, Any]]:
+    """The list at `path` inside a report dict (e.g. "comm", "collectives"), [] when absent."""
+    node: Any = doc
+    for key in path:
+        if not isinstance(node, dict):
+            return []
+        node = node.get(key, {})
+    return list(node) if isinstance(node, list) else []

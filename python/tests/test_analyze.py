@@ -176,3 +176,25 @@ def test_stubs_cover_the_extension():
     declared |= {n.target.id for n in tree.body if isinstance(n, ast.AnnAssign)}
     public = {n for n in dir(qprof._qprof) if not n.startswith("_")} | {"__version__"}
     assert public - declared == set()
+
+
+def test_collectives_and_copies_tables(testdata):
+    """The a100x2 all-reduce trace: one row per collective and per copy kind, the figures of
+    the JSON, with NCCL's bus bandwidth and the link."""
+    p = qprof.analyze(os.path.join(testdata, "kineto", "a100x2_nccl_allreduce.json.gz"))
+    c = p.collectives
+    assert isinstance(c, pd.DataFrame)
+    assert set(c["name"]) == {"all_reduce", "broadcast"}
+    ar = c[c["name"] == "all_reduce"].iloc[0]
+    assert ar["calls"] == 15 and ar["bytes"] == 306684384
+    assert ar["busbw_gbps"] == pytest.approx(ar["bytes"] / ar["time_with_bytes_ns"])  # n = 2
+    assert ar["link"].startswith("NVLink")
+    copies = p.copies
+    assert set(zip(copies["kind"], copies["memory"])) == {("DtoD", "device -> device"),
+                                                          ("memset", "device")}
+    assert int(copies["bytes"].sum()) == sum(r["bytes"] for r in p.to_dict()["copies"])
+    per_dev = p.comm_per_device
+    assert int(per_dev["exposed_ns"].sum()) == p.comm["exposed_ns"]
+    causes = p.idle_causes
+    assert int(causes["time_ns"].sum()) == p.to_dict()["idle"]["idle_ns"]
+    assert set(p.host_sync["kind"]) == {"event_synchronize", "device_synchronize"}

@@ -502,6 +502,7 @@ std::string RenderDiffHtml(const proto::Diff& diff, const DiffHtmlInputs& inputs
   body += ClassSection(diff);
   body += KernelSection(diff);
   body += RankSection(diff);
+  body += html::CommDiffSection(diff);
   body += TimelineSection(diff, inputs);
   body += WarningSection(diff, inputs);
   return html::Page(title, body, options.links);

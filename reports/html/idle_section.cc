@@ -36,7 +36,8 @@ std::string AmdahlSpanTable(const proto::Profile& p) {
   for (const auto& a : p.ceilings().amdahl()) {
     if (a.scope() != "role" || a.span_share() <= 0) continue;
     rows += fmt::format(
-        "<tr data-role=\"{}\"><td>{}</td>{}{}{}{}</tr>", Escape(a.name()), Escape(a.name()),
+        "<tr data-role=\"{}\"><td>{}</td>{}{}{}{}</tr>", Escape(a.name()),
+        Escape(a.name() + (a.time_basis().empty() ? "" : " (exposed communication)")),
         NumCell(FormatShare(a.share()), a.share()),
         NumCell(FormatRatio(a.speedup_if_vanished()), a.speedup_if_vanished()),
         NumCell(FormatShare(a.span_share()), a.span_share()),
@@ -75,9 +76,15 @@ std::string IdleSection(const proto::Profile& p) {
       FormatNs(static_cast<double>(s.idle_ns())), FormatShare(s.idle_share()), s.gap_count());
   out += fmt::format("<p id=\"idle-verdict\" data-verdict=\"{}\"><b>{}</b>: {}</p>",
                      Escape(s.verdict()), Escape(s.verdict()), Escape(s.note()));
-  out += "<p class=\"small muted\">Span = first kernel start to last kernel end on each GPU "
-         "(summed over GPUs and traces); busy = the union of kernel intervals; idle = span - "
-         "busy, cut into the gaps between kernels below.</p>";
+  out += fmt::format(
+      "<p class=\"small muted\">Span = first kernel start to last kernel end on each GPU, "
+      "{}; busy = the union of kernel intervals; idle = span - busy, cut into the gaps between "
+      "kernels below.</p>",
+      s.device_timelines() > 1
+          ? fmt::format("summed over {} GPU timelines (each GPU on its own row below)",
+                        s.device_timelines())
+          : "one GPU timeline");
+  if (s.device_timelines() > 1) out += PerGpuTable(p);
   if (s.host().runtime_calls() > 0) {
     const auto& h = s.host();
     out += fmt::format(

@@ -161,6 +161,7 @@ std::string RenderProfileHtml(const proto::Profile& profile, const HtmlOptions& 
   body += html::LatencySection(profile);
   body += TimelineSection(profile);
   body += html::IdleSection(profile);
+  body += html::CommSection(profile);
   body += html::NvtxSummarySection(profile);
   body += html::CeilingsSection(profile);
   body += html::WarningsSection(profile);

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "proto/diff.pb.h"
 #include "proto/profile.pb.h"
 #include "reports/html/svg_charts.h"
 
@@ -39,6 +40,17 @@ std::string ModelRankingNote(const std::string& a_format, double a_tps,
 // Span, busy and idle of the GPUs, the gaps between kernels, host runtime calls, the
 // launch-bound verdict and Amdahl against the span (idle_section.cc); empty without kernels.
 std::string IdleSection(const proto::Profile& p);
+
+// One row per GPU timeline (span, busy, idle, comm and copies, exposed parts); "" when no
+// device has kernels or copies (comm_section.cc).
+std::string PerGpuTable(const proto::Profile& p);
+
+// Communication, copies and waits per GPU: timeline bands, collectives, copies, idle causes,
+// host synchronisation and the tensor-parallel diagnosis (comm_section.cc).
+std::string CommSection(const proto::Profile& p);
+
+// The diff's collectives and copies per unit of work (comm_diff_section.cc); "" without any.
+std::string CommDiffSection(const proto::Diff& d);
 
 // NVTX ranges by name (like nsys stats' nvtx_sum); empty without ranges.
 std::string NvtxSummarySection(const proto::Profile& p);

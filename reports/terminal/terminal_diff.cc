@@ -10,6 +10,8 @@
 #include "reports/terminal/terminal_util.h"
 
 namespace qprof::reports {
+
+void DiffComm(const proto::Diff& d, TermCtx& c);  // terminal_comm.cc
 namespace {
 
 std::string Label(const proto::DiffSide& s, const char* fallback) {
@@ -246,6 +248,7 @@ std::string DiffSummaryText(const proto::Diff& d, const TerminalOptions& options
   Roles(d, c);
   KernelChanges(d, c);
   Ranks(d, c);
+  DiffComm(d, c);
   if (d.has_verdict()) Verdict(d.verdict(), c);
   if (d.warnings_size() > 0) {
     c.Heading("Warnings");

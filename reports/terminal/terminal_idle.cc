@@ -9,6 +9,10 @@
 #include "reports/terminal/terminal_util.h"
 
 namespace qprof::reports {
+
+void ProfileDeviceLines(const proto::Profile& p, TermCtx& c);  // terminal_comm.cc
+void ProfileIdleCauses(const proto::Profile& p, TermCtx& c);   // terminal_comm.cc
+
 namespace {
 
 double Of(uint64_t part, uint64_t whole) {
@@ -82,14 +86,16 @@ void AmdahlSpan(const proto::Profile& p, TermCtx& c) {
   const size_t n = std::min<size_t>(rows.size(), static_cast<size_t>(c.o.top_roles));
   for (size_t i = 0; i < n; ++i) {
     const auto& a = *rows[i];
-    t.AddRow({{"role " + a.name()}, {FormatShare(a.share())},
+    t.AddRow({{"role " + a.name() + (a.time_basis().empty() ? "" : " (exposed)")},
+              {FormatShare(a.share())},
               {FormatRatio(a.speedup_if_vanished())}, {FormatShare(a.span_share())},
               {a.speedup_if_vanished_span() > 0 ? FormatRatio(a.speedup_if_vanished_span())
                                                 : "inf"}});
   }
   c.out += t.Render(c.o.color);
   c.out += Wrap("bound = 1/(1-f); against the span the GPUs' idle time stays when a kernel "
-                "vanishes, so the wall-time bound is the one a user sees",
+                "vanishes, so the wall-time bound is the one a user sees; (exposed): f is the "
+                "communication no compute kernel hides, the only part that costs wall time",
                 c.width, "  ");
 }
 
@@ -100,9 +106,10 @@ void ProfileIdle(const proto::Profile& p, TermCtx& c) {
   if (s.span_ns() == 0) return;
   c.Heading("GPU timeline (span, busy, idle)");
   c.out += FitOrWrap(
-      fmt::format("span       {} (first kernel start to last end, per device{})",
-                  FormatNs(s.span_ns()),
-                  p.devices_size() > 1 || p.sources_size() > 1 ? ", summed" : ""),
+      fmt::format("span       {} (first kernel start to last end per GPU{})", FormatNs(s.span_ns()),
+                  s.device_timelines() > 1
+                      ? fmt::format("; summed over {} GPU timelines", s.device_timelines())
+                      : ""),
       c.width, "  ");
   c.out += FitOrWrap(fmt::format("busy       {} ({})  idle {} ({}) in {} gaps, longest {}",
                                  FormatNs(s.busy_ns()), FormatShare(Of(s.busy_ns(), s.span_ns())),
@@ -112,8 +119,10 @@ void ProfileIdle(const proto::Profile& p, TermCtx& c) {
   c.out += FitOrWrap("times      " + (s.provenance().empty() ? ProfileProvenance(p)
                                                             : s.provenance()),
                      c.width, "  ");
+  if (s.device_timelines() > 1) ProfileDeviceLines(p, c);
   Host(s, c);
   Gaps(s, c);
+  ProfileIdleCauses(p, c);
   const std::string verdict = c.o.color && s.verdict() != "busy"
                                   ? std::string(kYellow) + s.verdict() + kReset
                                   : s.verdict();

@@ -16,6 +16,7 @@ namespace qprof::reports {
 
 void ProfileIdle(const proto::Profile& p, TermCtx& c);         // terminal_idle.cc
 void ProfileNvtxSummary(const proto::Profile& p, TermCtx& c);  // terminal_idle.cc
+void ProfileComm(const proto::Profile& p, TermCtx& c);         // terminal_comm.cc
 
 namespace {
 
@@ -158,7 +159,9 @@ void ProfileCeilings(const proto::Profile& p, Ctx& c) {
     TextTable t({{"Amdahl"}, {"share f", TextTable::kRight}, {"1/(1-f)", TextTable::kRight},
                  {"tok/s bound", TextTable::kRight}, {"at roofline", TextTable::kRight}});
     for (const auto& a : ce.amdahl()) {
-      t.AddRow({{fmt::format("{} {}", a.scope(), a.name())},
+      // Rows with a time basis (comm: its exposed time) say so.
+      t.AddRow({{fmt::format("{} {}{}", a.scope(), a.name(),
+                             a.time_basis().empty() ? "" : " (exposed)")},
                 {FormatShare(a.share())},
                 {FormatRatio(a.speedup_if_vanished())},
                 {measured > 0 ? FormatSig3(measured * a.speedup_if_vanished()) : "-"},
@@ -260,6 +263,7 @@ std::string ProfileSummaryText(const proto::Profile& profile, const TerminalOpti
   ProfileRoles(profile, c);
   ProfileRanks(profile, c);
   ProfileIdle(profile, c);
+  ProfileComm(profile, c);
   ProfileNvtxSummary(profile, c);
   ProfileCeilings(profile, c);
   ProfileWarnings(profile, c);

@@ -71,5 +71,53 @@ TEST(Diff, MatchesByRoleThenNameAndKeepsUnknownsApart) {
   EXPECT_EQ(d.roles(0).key(), "moe.experts");
 }
 
+// Collectives and copies matched across the sides, per step (both know their steps), with
+// their rates: the all-reduce got 3x faster per step on B, the HtoD copy exists only on A.
+TEST(Diff, CommRowsPerUnitWithRates) {
+  proto::Profile a, b;
+  a.mutable_totals()->set_steps(4);
+  b.mutable_totals()->set_steps(8);
+  AddKernel(&a, "nccl_ar", "comm", "comm", 1200);
+  AddKernel(&b, "nccl_ar", "comm", "comm", 800);
+  for (auto* p : {&a, &b}) {
+    proto::CollectiveRow* r = p->mutable_comm()->add_collectives();
+    r->set_name("all_reduce");
+    r->set_library("NCCL");
+    r->set_process_group("0 (default_pg)");
+    r->set_calls(p == &a ? 8 : 16);
+    r->set_time_ns(p == &a ? 1200 : 800);
+    r->set_bytes(p == &a ? 8000 : 16000);
+    r->set_busbw_gbps(p == &a ? 5.0 : 15.0);
+    r->set_algbw_gbps(p == &a ? 6.0 : 18.0);
+    p->mutable_comm()->set_exposed_ns(p == &a ? 900 : 300);
+  }
+  proto::CopyRow* c = a.add_copies();
+  c->set_kind("HtoD");
+  c->set_memory("pageable -> device");
+  c->set_calls(2);
+  c->set_bytes(1000);
+  c->set_time_ns(100);
+  const proto::Diff d = DiffProfiles(a, b);
+  ASSERT_EQ(d.unit(), "step");
+  ASSERT_EQ(d.comm_size(), 2);
+  const proto::CommDiffRow& ar = d.comm(0);
+  EXPECT_EQ(ar.key(), "all_reduce 0 (default_pg)");
+  EXPECT_EQ(ar.kind(), "collective");
+  EXPECT_EQ(ar.status(), "both");
+  EXPECT_DOUBLE_EQ(ar.a_per_unit_ns(), 1200.0 / 4);
+  EXPECT_DOUBLE_EQ(ar.b_per_unit_ns(), 800.0 / 8);
+  EXPECT_DOUBLE_EQ(ar.per_unit_ratio(), (800.0 / 8) / (1200.0 / 4));
+  EXPECT_DOUBLE_EQ(ar.a_bytes_per_unit(), 8000.0 / 4);
+  EXPECT_EQ(ar.rate(), "busbw");
+  EXPECT_DOUBLE_EQ(ar.gbps_ratio(), 3.0);
+  const proto::CommDiffRow& cp = d.comm(1);
+  EXPECT_EQ(cp.key(), "HtoD pageable -> device");
+  EXPECT_EQ(cp.status(), "only_a");
+  EXPECT_DOUBLE_EQ(cp.a_gbps(), 10.0);
+  EXPECT_FALSE(cp.has_b_gbps());
+  EXPECT_EQ(d.a().comm_exposed_ns(), 900u);
+  EXPECT_EQ(d.b().comm_exposed_ns(), 300u);
+}
+
 }  // namespace
 }  // namespace qprof::diff

@@ -121,6 +121,53 @@ void CountHostCall(std::string_view name, int64_t dur_ns, proto::TraceHeader* he
     h->set_launch_calls(h->launch_calls() + 1);
     h->set_launch_ns(h->launch_ns() + static_cast<uint64_t>(dur_ns));
   }
+  if (std::string_view kind = SyncKindOf(name); !kind.empty()) {
+    AddSyncCalls(kind, 1, static_cast<uint64_t>(dur_ns), header);
+  }
+}
+
+std::string_view SyncKindOf(std::string_view name) {
+  // Only calls whose names say Synchronize or Memcpy can be one: most calls leave here.
+  if (name.size() < 8 || name[0] != 'c') return "";
+  auto strip = [&name](std::string_view suffix_start, bool digits) {
+    const size_t at = name.rfind(suffix_start);
+    if (at == std::string_view::npos || at == 0) return;
+    std::string_view rest = name.substr(at + suffix_start.size());
+    if (!digits || (!rest.empty() && rest.find_first_not_of("0123456789") == std::string_view::npos)) {
+      name = name.substr(0, at);
+    }
+  };
+  strip("_v", true);
+  if (name.size() > 5 && (name.substr(name.size() - 5) == "_ptsz" ||
+                          name.substr(name.size() - 5) == "_ptds")) {
+    name.remove_suffix(5);
+  }
+  if (name == "cudaDeviceSynchronize" || name == "cudaThreadSynchronize" ||
+      name == "cuCtxSynchronize") {
+    return "device_synchronize";
+  }
+  if (name == "cudaStreamSynchronize" || name == "cuStreamSynchronize") return "stream_synchronize";
+  if (name == "cudaEventSynchronize" || name == "cuEventSynchronize") return "event_synchronize";
+  if ((name.rfind("cudaMemcpy", 0) == 0 || name.rfind("cuMemcpy", 0) == 0) &&
+      name.find("Async") == std::string_view::npos) {
+    return "synchronous_copy";
+  }
+  return "";
+}
+
+void AddSyncCalls(std::string_view kind, uint64_t calls, uint64_t ns, proto::TraceHeader* header) {
+  proto::HostCalls* h = header->mutable_host_calls();
+  for (proto::HostSyncCalls& k : *h->mutable_sync()) {
+    if (k.kind() == kind) {
+      k.set_calls(k.calls() + calls);
+      k.set_ns(k.ns() + ns);
+      return;
+    }
+  }
+  proto::HostSyncCalls* k = h->add_sync();
+  k->set_kind(std::string(kind));
+  k->set_calls(calls);
+  k->set_ns(ns);
 }
 
 }  // namespace qprof::importers

@@ -58,8 +58,27 @@ class Progress {
 // "_v7000"-style suffix).
 bool IsLaunchCall(std::string_view name);
 
-// Adds one runtime/driver call of `dur_ns` named `name` to the header's host-call sums.
+// Adds one runtime/driver call of `dur_ns` named `name` to the header's host-call sums
+// (and to its synchronisation sums when SyncKindOf names a kind).
 void CountHostCall(std::string_view name, int64_t dur_ns, proto::TraceHeader* header);
+
+// The kind of a call that blocks the calling CPU thread until GPU work is done (CUDA Runtime
+// API, "API synchronization behavior"), or "" for any other call:
+//   "device_synchronize"  cudaDeviceSynchronize, cudaThreadSynchronize, cuCtxSynchronize
+//   "stream_synchronize"  cudaStreamSynchronize, cuStreamSynchronize
+//   "event_synchronize"   cudaEventSynchronize, cuEventSynchronize
+//   "synchronous_copy"    cudaMemcpy*, cuMemcpy* without "Async" (a copy to pageable host
+//                         memory returns only when it is done; the call's time is what the
+//                         host spent in it either way)
+// Not counted: cudaStreamWaitEvent (the GPU waits, not the host), cudaStreamQuery and
+// cudaEventQuery (polls that return at once), memsets. nsys's CUPTI_ACTIVITY_KIND_SYNCHRONIZATION
+// table is not used for this: its "event sync" records include cudaEventQuery polls (133 of
+// 133 in the shared h100x2 trace), which never block. Version suffixes ("_v3020", "_v2") and
+// per-thread-stream suffixes ("_ptsz", "_ptds") are ignored.
+std::string_view SyncKindOf(std::string_view name);
+
+// Adds `calls` calls of `ns` to the header's synchronisation sums of `kind`.
+void AddSyncCalls(std::string_view kind, uint64_t calls, uint64_t ns, proto::TraceHeader* header);
 
 struct ThreadKey {
   uint32_t pid = 0;

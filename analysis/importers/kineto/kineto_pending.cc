@@ -1,6 +1,7 @@
 #include "analysis/importers/kineto/kineto_pending.h"
 
 #include <algorithm>
+#include <cctype>
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
@@ -14,6 +15,30 @@ std::string CopyKindFromName(std::string_view name) {
     if (name.find(k) != std::string_view::npos) return k;
   }
   return "unknown";
+}
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// Memory kinds from a Kineto copy or memset name, as libkineto writes them
+// (CuptiActivity.cpp: "Memcpy {kind} ({src} -> {dst})", "Memset ({dst})", the kinds spelled
+// "Pageable", "Pinned", "Device", "Array", "Managed", "Device Static", "Managed Static",
+// "Unknown"), lower-cased; empty when the name has no parentheses.
+void MemoryKindsFromName(std::string_view name, std::string* src, std::string* dst) {
+  const size_t open = name.rfind('(');
+  const size_t close = name.rfind(')');
+  if (open == std::string_view::npos || close == std::string_view::npos || close < open) return;
+  std::string_view inner = name.substr(open + 1, close - open - 1);
+  const size_t arrow = inner.find(" -> ");
+  if (arrow == std::string_view::npos) {
+    *dst = Lower(inner);
+    return;
+  }
+  *src = Lower(inner.substr(0, arrow));
+  *dst = Lower(inner.substr(arrow + 4));
 }
 
 }  // namespace
@@ -274,7 +299,12 @@ void PendingTrace::FillActivity(const PendingGpu& p, int64_t base_ns, proto::Act
     a->set_static_shared_bytes(p.shared_memory);
   } else if (p.kind != proto::ACTIVITY_KIND_UNSPECIFIED) {
     a->set_bytes(p.bytes);
-    if (p.kind == proto::ACTIVITY_KIND_MEMCPY) a->set_copy_kind(CopyKindFromName(*names_[p.name]));
+    const std::string& name = *names_[p.name];
+    if (p.kind == proto::ACTIVITY_KIND_MEMCPY) a->set_copy_kind(CopyKindFromName(name));
+    std::string src, dst;
+    MemoryKindsFromName(name, &src, &dst);
+    if (p.kind == proto::ACTIVITY_KIND_MEMCPY) a->set_src_memory(src);
+    a->set_dst_memory(dst);
   }
   if (p.args >= 0) {
     for (const auto& [k, v] : args_[static_cast<size_t>(p.args)]) (*a->mutable_args())[k] = v;
@@ -283,6 +313,8 @@ void PendingTrace::FillActivity(const PendingGpu& p, int64_t base_ns, proto::Act
     const Runtime& r = runtime_[static_cast<size_t>(p.launch)];
     a->set_pid(r.thread.pid);
     a->set_tid(r.thread.tid);
+    // The launch call is on the same clock as the GPU events (both before baseTimeNanoseconds).
+    a->set_launch_ns(r.ts_ns + base_ns);
   }
   if (p.path != nullptr) a->set_nvtx_path(*p.path);
   if (p.launch >= 0 || p.stack != 0) {

@@ -4,6 +4,7 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <optional>
 #include <set>
@@ -19,6 +20,7 @@
 #include "analysis/importers/common/launch_context.h"
 #include "analysis/importers/nsys/graph_nodes.h"
 #include "analysis/importers/nsys/launch_join.h"
+#include "analysis/importers/nsys/nsys_columns.h"
 #include "analysis/importers/nsys/nsys_tables.h"
 #include "analysis/importers/nsys/sqlite_db.h"
 #include "base/status_macros.h"
@@ -34,69 +36,18 @@ constexpr char kRuntimeTable[] = "CUPTI_ACTIVITY_KIND_RUNTIME";
 uint32_t PidOf(int64_t global) { return static_cast<uint32_t>((global >> 24) & 0xFFFFFF); }
 uint64_t TidOf(int64_t global) { return static_cast<uint64_t>(global & 0xFFFFFF); }
 
-// CUpti_ActivityMemcpyKind.
-const char* CopyKindName(int64_t k) {
-  switch (k) {
-    case 1: return "HtoD";
-    case 2: return "DtoH";
-    case 3: return "HtoA";
-    case 4: return "AtoH";
-    case 5: return "AtoA";
-    case 6: return "AtoD";
-    case 7: return "DtoA";
-    case 8: return "DtoD";
-    case 9: return "HtoH";
-    case 10: return "PtoP";
-    default: return "unknown";
-  }
-}
-
-// The columns an activity table is read with. Only those the table has are selected (each
-// column read costs a call into SQLite per row); RowColumns says where each one landed.
-enum Col {
-  kStart, kEnd, kDevice, kStream, kCorr, kGpid, kGraphNode, kGraph,
-  kDemangled, kShortName, kMangled, kTextName, kGridX, kGridY, kGridZ, kBlockX, kBlockY,
-  kBlockZ, kRegs, kStaticSmem, kDynamicSmem, kBytes, kCopyKind,
-  kColCount,
-};
-constexpr const char* kColNames[kColCount] = {
-    "start", "end", "deviceId", "streamId", "correlationId", "globalPid", "graphNodeId",
-    "graphId", "demangledName", "shortName", "mangledName", "name", "gridX", "gridY", "gridZ",
-    "blockX", "blockY", "blockZ", "registersPerThread", "staticSharedMemory",
-    "dynamicSharedMemory", "bytes", "copyKind"};
-
-struct RowColumns {
-  int at[kColCount];  // position in the SELECT, -1 when the table lacks it (reads as 0 / "")
-  int rowid = -1, launch_tid = -1, launch_start = -1, launch_name = -1;  // the exact join's
-  int operator[](Col c) const { return at[c]; }
-};
-
-bool IsLaunchConfig(int col) {
-  return col == kGraphNode || col == kGraph || (col >= kGridX && col <= kDynamicSmem);
-}
-
-// `graph_nodes`: graphNodeId is read whatever the sink wants (the graph-node join needs it).
-std::string SelectList(const Columns& c, const char* prefix, bool launch_config, bool graph_nodes,
-                       RowColumns* rc) {
-  std::vector<std::string> cols;
-  for (int i = 0; i < kColCount; ++i) {
-    rc->at[i] = -1;
-    const bool wanted = launch_config || !IsLaunchConfig(i) || (graph_nodes && i == kGraphNode);
-    if (!c.Has(kColNames[i]) || !wanted) continue;
-    rc->at[i] = static_cast<int>(cols.size());
-    cols.push_back(absl::StrCat(prefix, "\"", kColNames[i], "\""));
-  }
-  return absl::StrJoin(cols, ", ");
-}
-
 struct ActivityTable {
   const char* name;
   proto::ActivityKind kind;
 };
+// Copies before kernels: the analysis keeps a device's kernels and copies in one interval union
+// (exposed copy time, aggregate/overlap.h), which stays exact while whatever arrives second
+// lands after its folded part. Kernels arrive in time order and fill the union; copies, usually
+// far fewer, read first leave it exact unless they alone make thousands of disjoint pieces.
 constexpr ActivityTable kActivityTables[] = {
-    {kKernelTable, proto::ACTIVITY_KIND_KERNEL},
     {"CUPTI_ACTIVITY_KIND_MEMCPY", proto::ACTIVITY_KIND_MEMCPY},
     {"CUPTI_ACTIVITY_KIND_MEMSET", proto::ACTIVITY_KIND_MEMSET},
+    {kKernelTable, proto::ACTIVITY_KIND_KERNEL},
 };
 
 // Streams one nsys export into a sink. Steps, each a function: strings, devices, NVTX
@@ -118,6 +69,7 @@ class NsysReader {
     ASSIGN_OR_RETURN(bool has_strings, db_->HasTable("StringIds"));
     if (has_strings) RETURN_IF_ERROR(Guard("StringIds", ReadStrings()));
     RETURN_IF_ERROR(ReadDevices());
+    RETURN_IF_ERROR(Guard("ENUM_CUDA_MEM_KIND", ReadMemoryKinds()));
     if (begin_) sink_->Begin(trace_header_);
     RETURN_IF_ERROR(PrepareJoin());
     ASSIGN_OR_RETURN(bool has_nvtx, db_->HasTable("NVTX_EVENTS"));
@@ -164,6 +116,8 @@ class NsysReader {
   }
 
   absl::Status ReadDevices();
+  absl::Status ReadMemoryKinds();
+  const std::string& MemoryKind(const SqliteStmt& st, int col);
   absl::Status PrepareJoin();
   absl::Status ReadRanges();
   absl::Status ReadActivities(const ActivityTable& table);
@@ -186,6 +140,7 @@ class NsysReader {
   proto::TraceHeader trace_header_;
   std::unordered_map<int64_t, std::string> strings_;
   std::unordered_map<int64_t, std::string> api_names_;
+  std::unordered_map<int64_t, std::string> memory_kinds_;  // ENUM_CUDA_MEM_KIND, lower case
   std::unordered_set<uint32_t> described_;
   std::set<uint32_t> seen_devices_;
   RangeIndex ranges_;
@@ -210,6 +165,32 @@ absl::Status NsysReader::ReadDevices() {
   return Guard("TARGET_INFO_GPU", st);
 }
 
+// The export's own labels for memory kinds, when it has the table ("Pageable" -> "pageable").
+absl::Status NsysReader::ReadMemoryKinds() {
+  for (int64_t k = 0; k <= 7; ++k) memory_kinds_[k] = MemoryKindName(k);
+  ASSIGN_OR_RETURN(bool has, db_->HasTable("ENUM_CUDA_MEM_KIND"));
+  if (!has) return absl::OkStatus();
+  ASSIGN_OR_RETURN(Columns c, db_->TableColumns("ENUM_CUDA_MEM_KIND"));
+  if (!c.Has("id") || !c.Has("label")) return absl::OkStatus();
+  ASSIGN_OR_RETURN(SqliteStmt st, db_->Prepare("SELECT id, label FROM ENUM_CUDA_MEM_KIND"));
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) break;
+    if (st.IsNull(1)) continue;
+    std::string label = Utf8Clean(st.Text(1));
+    for (char& ch : label) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    memory_kinds_[st.Int(0)] = std::move(label);
+  }
+  return absl::OkStatus();
+}
+
+const std::string& NsysReader::MemoryKind(const SqliteStmt& st, int col) {
+  static const std::string kNone;
+  if (col < 0 || st.IsNull(col)) return kNone;
+  auto [it, inserted] = memory_kinds_.try_emplace(st.Int(col), "unknown");
+  return it->second;
+}
+
 absl::Status NsysReader::PrepareJoin() {
   ASSIGN_OR_RETURN(bool has_runtime, db_->HasTable(kRuntimeTable));
   if (!has_runtime) return absl::OkStatus();
@@ -224,7 +205,7 @@ absl::Status NsysReader::PrepareJoin() {
 }
 
 absl::Status NsysReader::ReadHostCalls() {
-  return ReadNsysHostCalls(db_, strings_, trace_header_.mutable_host_calls());
+  return ReadNsysHostCalls(db_, strings_, &trace_header_);
 }
 
 // Push/pop ranges go into the per-thread index that gives launches their paths; start/end
@@ -298,11 +279,14 @@ void NsysReader::FillActivity(const SqliteStmt& st, const RowColumns& c,
     const char* copy = CopyKindName(st.Int(c[kCopyKind]));
     a->set_copy_kind(copy);
     a->set_name(absl::StrCat("Memcpy ", copy));
+    a->set_src_memory(MemoryKind(st, c[kSrcKind]));
+    a->set_dst_memory(MemoryKind(st, c[kDstKind]));
     return;
   }
   if (kind == proto::ACTIVITY_KIND_MEMSET) {
     a->set_bytes(static_cast<uint64_t>(st.Int(c[kBytes])));
     a->set_name("Memset");
+    a->set_dst_memory(MemoryKind(st, c[kMemKind]));
     return;
   }
   const std::string* name = StringById(st, c[kDemangled]);
@@ -351,6 +335,7 @@ void NsysReader::SetLaunch(int64_t global_tid, int64_t start, int64_t api_name_i
   const ThreadKey thread{PidOf(global_tid), TidOf(global_tid)};
   a->set_pid(thread.pid);
   a->set_tid(thread.tid);
+  a->set_launch_ns(start);
   if (const std::string* path = ranges_.PathAt(thread, start)) a->set_nvtx_path(*path);
   const bool kernel = a->kind() == proto::ACTIVITY_KIND_KERNEL;
   if (contexts_.ContextAt(thread, start,
@@ -436,6 +421,7 @@ absl::Status NsysReader::ReadActivities(const ActivityTable& table) {
     a.clear_tid();
     a.clear_mangled_name();
     a.clear_launch_context();
+    a.clear_launch_ns();
     FillActivity(st, rc, table.kind, &a);
     bool launched = false;
     if (join && exact_join) {

@@ -69,7 +69,7 @@ absl::Status ReadNsysDevices(SqliteDb* db, proto::TraceHeader* header,
 // per call).
 absl::Status ReadNsysHostCalls(SqliteDb* db,
                                const std::unordered_map<int64_t, std::string>& strings,
-                               proto::HostCalls* h) {
+                               proto::TraceHeader* header) {
   ASSIGN_OR_RETURN(bool has_runtime, db->HasTable(kRuntimeTable));
   if (!has_runtime) return absl::OkStatus();
   ASSIGN_OR_RETURN(Columns c, db->TableColumns(kRuntimeTable));
@@ -90,6 +90,7 @@ absl::Status ReadNsysHostCalls(SqliteDb* db,
     ++last->second.calls;
     last->second.ns += static_cast<uint64_t>(scan.Int(1));
   }
+  proto::HostCalls* h = header->mutable_host_calls();
   for (const auto& [id, sums] : by_name) {
     auto it = strings.find(id);  // StringIds, as the kernels' names
     const std::string* name = it == strings.end() ? nullptr : &it->second;
@@ -100,6 +101,10 @@ absl::Status ReadNsysHostCalls(SqliteDb* db,
     if (name != nullptr && IsLaunchCall(*name)) {
       h->set_launch_calls(h->launch_calls() + calls);
       h->set_launch_ns(h->launch_ns() + ns);
+    }
+    if (name == nullptr) continue;
+    if (std::string_view kind = SyncKindOf(*name); !kind.empty()) {
+      AddSyncCalls(kind, calls, ns, header);
     }
   }
   return absl::OkStatus();

@@ -23,11 +23,12 @@ absl::Status ReadNsysDevices(SqliteDb* db, proto::TraceHeader* header,
                              std::unordered_set<uint32_t>* described,
                              std::vector<std::string>* warnings);
 
-// Runtime/driver calls and the launch calls among them, summed into `h`; `strings` is
-// StringIds (id -> text).
+// Runtime/driver calls, the launch calls and the synchronising calls among them
+// (import_util.h: SyncKindOf), summed into the header's host calls; `strings` is StringIds
+// (id -> text).
 absl::Status ReadNsysHostCalls(SqliteDb* db,
                                const std::unordered_map<int64_t, std::string>& strings,
-                               proto::HostCalls* h);
+                               proto::TraceHeader* header);
 
 }  // namespace qprof::importers
 

@@ -272,3 +272,63 @@ TEST(TimelineSample, AStepKeepsItsFirstLaunchesByStartThenName) {
 
 }  // namespace
 }  // namespace qprof::aggregate
+
+namespace qprof::aggregate {
+namespace {
+
+// Gap causes by sort and sweep: intervals sorted by (start, launch), so the first of each
+// merged piece is the kernel that ended the gap before it (the earlier launch on a tie), and
+// HTA's rule (host wait: launched after the gap began; kernel wait: under 30 ns; other) is
+// applied to it. Two streams overlap, some kernels have no launch time, and the union folds.
+TEST(TaggedIntervalUnion, GapCausesEqualSortAndSweepAcrossFolds) {
+  struct Iv {
+    int64_t start, end, launch;
+  };
+  std::mt19937_64 rng(7);
+  std::uniform_int_distribution<int64_t> gap(1, 60'000), dur(1, 20'000), lead(0, 90'000);
+  std::uniform_int_distribution<int> pick(0, 9);
+  std::vector<Iv> iv;
+  int64_t t = 0;
+  for (int i = 0; i < 60000; ++i) {
+    t += pick(rng) == 0 ? 10 : gap(rng);  // a few gaps under HTA's 30 ns
+    const int64_t end = t + dur(rng);
+    const int p = pick(rng);
+    const int64_t launch = p == 0 ? GapStats::kNoLaunch : t - lead(rng);  // before or after
+    iv.push_back({t, end, launch});
+    if (p == 1) iv.push_back({t, end - 1, t - 100'000});  // same start, earlier launch
+    if (p == 2) iv.push_back({end - 5, end + 3'000, end - 7});  // another stream overlapping
+    t = end;
+  }
+  std::vector<Iv> shuffled = iv;
+  for (size_t i = 0; i + 16 <= shuffled.size(); i += 16) {
+    std::shuffle(shuffled.begin() + static_cast<std::ptrdiff_t>(i),
+                 shuffled.begin() + static_cast<std::ptrdiff_t>(i + 16), rng);
+  }
+  TaggedIntervalUnion u;
+  for (const Iv& x : shuffled) u.Add(x.start, x.end, x.launch);
+  ASSERT_EQ(u.late_bound_ns(), 0u);
+  std::sort(iv.begin(), iv.end(), [](const Iv& a, const Iv& b) {
+    return a.start != b.start ? a.start < b.start : a.launch < b.launch;
+  });
+  GapStats want;
+  int64_t ce = iv[0].end;
+  for (size_t i = 1; i < iv.size(); ++i) {
+    if (iv[i].start > ce) {
+      const uint64_t g = static_cast<uint64_t>(iv[i].start - ce);
+      GapStats::Cause c = iv[i].launch == GapStats::kNoLaunch ? GapStats::kNoLaunchTime
+                          : iv[i].launch > ce                 ? GapStats::kHostWait
+                          : g < 30                            ? GapStats::kKernelWait
+                                                              : GapStats::kOther;
+      want.Add(g, c);
+    }
+    ce = std::max(ce, iv[i].end);
+  }
+  const GapStats got = u.gaps();
+  EXPECT_EQ(got.count, want.count);
+  EXPECT_EQ(got.cause_count, want.cause_count);
+  EXPECT_EQ(got.cause_ns, want.cause_ns);
+  for (int c = 0; c < GapStats::kCauses; ++c) EXPECT_GT(got.cause_count[c], 0u) << c;
+}
+
+}  // namespace
+}  // namespace qprof::aggregate

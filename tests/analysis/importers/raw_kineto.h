@@ -27,6 +27,9 @@ struct RawEvent {
   int64_t grid[3] = {0, 0, 0}, block[3] = {0, 0, 0};
   int64_t registers = 0, shared_memory = 0;
   std::optional<double> est_occupancy;  // "est. achieved occupancy %"
+  std::optional<uint64_t> bytes;        // copies and memsets: "bytes"
+  // Scalar args as text (numbers as written, strings unquoted): collective args and the like.
+  std::map<std::string, std::string> text_args;
 };
 
 inline std::string Gunzip(const std::string& path) {
@@ -100,11 +103,17 @@ inline RawTrace ReadRaw(const std::string& json) {
         else if (k == "registers per thread") r.registers = AsInt(a);
         else if (k == "shared memory") r.shared_memory = AsInt(a);
         else if (k == "est. achieved occupancy %") r.est_occupancy = AsDouble(a);
+        else if (k == "bytes") r.bytes = static_cast<uint64_t>(AsInt(a));
         else if ((k == "grid" || k == "block") && a.is_array()) {
           int i = 0;
           for (simdjson::dom::element x : a.get_array()) {
             if (i < 3) (k == "grid" ? r.grid : r.block)[i++] = AsInt(x);
           }
+        }
+        if (a.is_string()) {
+          r.text_args[std::string(k)] = std::string(a.get_string().value());
+        } else if (a.is_int64() || a.is_uint64()) {
+          r.text_args[std::string(k)] = std::to_string(AsInt(a));
         }
       }
     }

@@ -58,6 +58,7 @@ ActivityData FullKernel() {
   a.metrics = m;
   a.args = {{"range_index", "2"}, {"empty", ""}};
   a.nvtx_domain_paths = {{"NCCL", "ncclAllReduce"}, {"z", "a/b"}};
+  a.launch_ns = -5;  // optional: written with its sign's two's complement, as protobuf does
   return a;
 }
 
@@ -69,6 +70,7 @@ ActivityData Memcpy() {
   a.bytes = 1u << 20;
   a.copy_kind = "HtoD";
   a.name = "Memcpy HtoD";
+  a.launch_ns = 0;  // optional and set: written although zero
   return a;
 }
 
