@@ -10,6 +10,7 @@
 #include "reports/common/format.h"
 #include "reports/terminal/table.h"
 #include "reports/terminal/terminal_launch.h"
+#include "reports/terminal/terminal_roofline.h"
 #include "reports/terminal/terminal_util.h"
 
 namespace qprof::reports {
@@ -138,7 +139,7 @@ void ProfileRoles(const proto::Profile& p, Ctx& c) {
 
 void ProfileCeilings(const proto::Profile& p, Ctx& c) {
   const auto& ce = p.ceilings();
-  if (ce.amdahl_size() == 0 && ce.formats_size() == 0) return;
+  if (ce.amdahl_size() == 0 && ce.formats_size() == 0 && ce.roles_size() == 0) return;
   c.Heading("Ceilings");
   const double measured =
       ce.measured_tokens_per_s() > 0 ? ce.measured_tokens_per_s() : p.totals().tokens_per_s();
@@ -178,6 +179,7 @@ void ProfileCeilings(const proto::Profile& p, Ctx& c) {
                               batch),
                   c.width, "  ");
   }
+  ProfileRoleCeilings(p, c);
   if (!ce.notes().empty()) c.out += Wrap(ce.notes(), c.width, "  ");
 }
 
@@ -250,6 +252,7 @@ std::string ProfileSummaryText(const proto::Profile& profile, const TerminalOpti
   ProfileLaunches(profile, c);
   ProfileLatency(profile, c);
   ProfileRoles(profile, c);
+  ProfileAchieved(profile, c);
   ProfileRanks(profile, c);
   ProfileIdle(profile, c);
   ProfileNvtxSummary(profile, c);
