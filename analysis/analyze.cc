@@ -8,14 +8,18 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
+#include "analysis/aggregate/group_work.h"
 #include "analysis/aggregate/tables.h"
 #include "analysis/ceilings/comm_diagnosis.h"
+#include "analysis/ceilings/role_ceilings.h"
 #include "analysis/classify/context_rules.h"
 #include "analysis/classify/name_rules.h"
 #include "analysis/devices/device_specs.h"
 #include "analysis/occupancy/device_limits.h"
 #include "analysis/occupancy/diagnosis.h"
+#include "analysis/work/roofs.h"
 #include "base/status_macros.h"
 #include "proto/vocabulary.h"
 
@@ -269,20 +273,39 @@ double RooflineNs(const aggregate::LaunchWork& w, const devices::DeviceSpec& d) 
   return std::max(mem, cmp);
 }
 
-// Step 4: roofline time per role and class, for those whose every launch has a work model.
+// Roofline time of a group's launches from their shape-derived work (every launch with end
+// >= start must carry some, with bytes); -1 otherwise.
+double ShapeRooflineNs(const KernelGroup& g, const aggregate::GroupWork& w, const std::string& cls,
+                       const devices::DeviceSpec& device) {
+  if (w.launches == 0 || w.launches != g.calls || g.calls != g.launches || !w.bytes_known) return -1;
+  double roof = 0;
+  for (const aggregate::GroupWork::Entry& e : w.entries) {
+    const std::string pipe = !e.pipe.empty() ? e.pipe : work::RoofPipe(cls, e.precision, e.flops);
+    const double t = work::RoofTimeNs(device, e.flops, e.bytes, pipe);
+    if (t < 0) return -1;
+    roof += t * static_cast<double>(e.launches);
+  }
+  return roof;
+}
+
+// Step 4: roofline time per role and class, for those whose every launch has a work model
+// (the registry's, per launch) or a work from its op call's shapes.
 void AddRooflines(const ProfileState& state, const std::vector<GroupVerdict>& verdicts,
-                  const devices::DeviceSpec& device, ceilings::CeilingInputs* ci) {
+                  const devices::DeviceSpec& device, const work::ModelShape* shape,
+                  ceilings::CeilingInputs* ci) {
   std::map<std::string, double> role_roof, class_roof;
   std::map<std::string, bool> role_ok, class_ok;
   for (size_t i = 0; i < state.groups.size(); ++i) {
     const KernelGroup& g = state.groups[i];
-    double roof = g.without_work > 0 ? -1
-                  : g.work.Sum([&device](const aggregate::LaunchWork& w) {
-                      return RooflineNs(w, device);
-                    });
-    bool all = roof >= 0;
     const std::string& role = verdicts[i].attribution.role();
     const std::string& cls = verdicts[i].attribution.pipe_class();
+    double roof = -1;
+    if (g.without_work == 0) {
+      roof = g.work.Sum([&device](const aggregate::LaunchWork& w) { return RooflineNs(w, device); });
+    } else if (g.work_launches == 0) {
+      roof = ShapeRooflineNs(g, aggregate::WorkOfGroup(g, shape), cls, device);
+    }
+    bool all = roof >= 0;
     role_ok.emplace(role, true).first->second &= all;
     class_ok.emplace(cls, true).first->second &= all;
     role_roof[role] += all ? roof : 0;
@@ -292,12 +315,76 @@ void AddRooflines(const ProfileState& state, const std::vector<GroupVerdict>& ve
   for (const auto& [k, v] : class_roof) if (class_ok[k]) ci->class_roofline_ns[k] = v;
 }
 
+// Step 6b: per role with weights in its measured work, what other formats would take.
+void AddRoleCeilings(const ProfileState& state, const std::vector<GroupVerdict>& verdicts,
+                     const devices::DeviceSpec& device, const AnalyzeOptions& options,
+                     proto::Profile* profile) {
+  const work::ModelShape* shape =
+      options.model && options.model->shape ? &*options.model->shape : nullptr;
+  std::map<std::string, ceilings::RoleWork> roles;
+  std::map<std::string, double> role_pipe_flops;
+  std::map<std::string, std::vector<std::string>> role_sources;
+  for (size_t i = 0; i < state.groups.size(); ++i) {
+    const KernelGroup& g = state.groups[i];
+    const aggregate::GroupWork w = aggregate::WorkOfGroup(g, shape);
+    ceilings::RoleWork& r = roles[verdicts[i].attribution.role()];
+    r.role = verdicts[i].attribution.role();
+    r.launches += g.calls;
+    if (w.launches == 0 || !w.bytes_known) continue;
+    r.flops += w.flops;
+    r.bytes += w.bytes;
+    r.weight_bytes += w.weight_bytes;
+    r.weight_params += w.weight_params;
+    r.time_ns += w.time_ns;
+    r.work_launches += w.launches;
+    for (const std::string& f : w.formats) {
+      if (std::find(r.formats.begin(), r.formats.end(), f) == r.formats.end()) r.formats.push_back(f);
+    }
+    // The role's FLOPs are measured against the pipe of its largest FLOP share.
+    const std::string pipe = !w.registry_pipe.empty() && w.registry_pipe != "none"
+                                 ? w.registry_pipe
+                                 : work::RoofPipe(verdicts[i].attribution.pipe_class(), w.precision, w.flops);
+    if (w.flops > role_pipe_flops[r.role]) {
+      role_pipe_flops[r.role] = w.flops;
+      r.pipe = pipe;
+    }
+    auto add = [&](bool yes, std::string text) {
+      std::vector<std::string>& v = role_sources[r.role];
+      if (yes && std::find(v.begin(), v.end(), text) == v.end()) v.push_back(std::move(text));
+    };
+    add(w.from_shapes, std::string(work::work_source::kShapes));
+    add(w.from_model, absl::StrCat(work::work_source::kModel, " ",
+                                   shape != nullptr ? shape->path : "", " (uniform routing assumed)"));
+    add(w.from_registry, std::string(work::work_source::kRegistry));
+  }
+  double steps = profile->totals().steps();
+  std::string steps_source = options.steps > 0 ? "--steps" : "the run's steps";
+  if (steps <= 0 && profile->steps_size() > 0) {
+    steps = profile->steps_size();
+    steps_source = "the trace's step ranges";
+  }
+  if (steps <= 0) {
+    steps = 1;
+    steps_source = "the whole trace as one step (no step ranges; --steps N to divide)";
+  }
+  const std::string time_source = absl::StrCat("measured: ", profile->totals().provenance());
+  for (auto& [name, r] : roles) {
+    if (r.weight_bytes <= 0) continue;
+    r.bytes_source = absl::StrJoin(role_sources[name], " + ");
+    r.time_source = time_source;
+    proto::RoleCeiling c = ceilings::RoleCeilingFor(device, r, steps, steps_source);
+    if (!c.role().empty()) *profile->mutable_ceilings()->add_roles() = std::move(c);
+  }
+}
+
 // Step 5: the work of one decode step, from --model or the traces' work models.
 std::optional<ceilings::StepWork> StepWorkOf(const ProfileState& state,
                                              const AnalyzeOptions& options,
                                              proto::Profile* profile) {
   const proto::RunInfo& run = profile->run();
-  if (options.model) return ceilings::StepWorkFromModel(*options.model, run.batch());
+  if (options.model && options.model->HasStepWeights()) {
+    return ceilings::StepWorkFromModel(*options.model, run.batch());
+  }
   const aggregate::StepWorkSums& s = state.step_work;
   const uint64_t n = s.weight_launches;
   double bpw = ceilings::BitsPerWeight(run.format());
@@ -353,10 +440,13 @@ void AddCeilings(const ProfileState& state, const std::vector<GroupVerdict>& ver
                      : !run.format().empty() ? run.format()
                                              : BaseName(state.traces[0].header.source_path()));
   ci.total_kernel_time_ns = totals->kernel_time_ns();
-  if (device.spec) AddRooflines(state, verdicts, *device.spec, &ci);
+  const work::ModelShape* shape =
+      options.model && options.model->shape ? &*options.model->shape : nullptr;
+  if (device.spec) AddRooflines(state, verdicts, *device.spec, shape, &ci);
   ci.profiled_device = device.spec;
   ci.step_work = StepWorkOf(state, options, profile);
   *profile->mutable_ceilings() = ceilings::ComputeCeilings(*profile, ci);
+  if (device.spec) AddRoleCeilings(state, verdicts, *device.spec, options, profile);
   if (device.spec) {  // say which GPU the rooflines describe, and why that one
     proto::Ceilings* ce = profile->mutable_ceilings();
     ce->set_notes(absl::StrCat(
@@ -521,6 +611,44 @@ void WarnCommSplit(const ProfileState& state, const std::vector<GroupVerdict>& v
   }
 }
 
+// Step 7, warnings: launches whose op call's shapes did not add up, MoE calls that need
+// the model's shape, and the assumption the model's work rests on.
+void WarnWork(const ProfileState& state, const AnalyzeOptions& options, proto::Profile* profile) {
+  uint64_t invalid = 0;
+  std::string example;
+  for (const KernelGroup& g : state.groups) {
+    if (g.shape_invalid == 0) continue;
+    if (invalid == 0 || g.shape_invalid_example < example) example = g.shape_invalid_example;
+    invalid += g.shape_invalid;
+  }
+  if (invalid > 0) {
+    Warn(profile, "work_shapes_invalid",
+         absl::StrCat(invalid, " kernel launches carry no work: the shapes their op call "
+                      "recorded do not add up (the first: ", example, ")"));
+  }
+  uint64_t needs = 0, modelled = 0;
+  for (const proto::KernelRow& k : profile->kernels()) {
+    if (absl::StrContains(k.work_note(), "--model-shape")) ++needs;
+    if (absl::StartsWith(k.work_source(), work::work_source::kModel)) ++modelled;
+  }
+  if (needs > 0) {
+    Warn(profile, "work_needs_model",
+         absl::StrCat(needs, " kernel rows launched by MoE calls carry no work: the expert "
+                      "weights a call reads depend on the model; pass --model-shape "
+                      "config.json (a Hugging Face config)"));
+  }
+  if (modelled > 0 && options.model && options.model->shape) {
+    const work::ModelShape& m = *options.model->shape;
+    profile->add_notes(absl::StrFormat(
+        "MoE work modelled from %s (%s: %d experts, top-%d, hidden %d, intermediate %d, %s at "
+        "%.4g bits per weight%s): the expected distinct experts of T tokens are "
+        "E*(1-(1-k/E)^T), an assumption of uniform routing (real routers are skewed: fewer "
+        "distinct experts read fewer bytes)",
+        m.path, m.name, m.experts, m.top_k, m.hidden, m.moe_inter, m.format, m.bits_per_weight,
+        m.tp > 1 ? absl::StrFormat(", intermediate split over %d GPUs", m.tp) : ""));
+  }
+}
+
 void WarnUnknownKernels(proto::Profile* profile) {
   uint64_t unknown_time = 0;
   for (const auto& k : profile->kernels()) {
@@ -557,12 +685,15 @@ absl::StatusOr<proto::Profile> AnalyzeState(const ProfileState& state,
       fallback_limits = *std::move(l);
     }
   }
+  const work::ModelShape* shape =
+      options.model && options.model->shape ? &*options.model->shape : nullptr;
   aggregate::EmitTables(state, verdicts, fallback_limits ? &*fallback_limits : nullptr,
-                        &profile);
+                        &profile, shape);
   occupancy::Diagnose(device.spec ? device.spec->EffectiveBandwidthGbps() : 0, &profile);
   InferFormat(&profile);
   ceilings::AddLinkPeaks(device.spec, &profile);
   ceilings::DiagnoseTensorParallel(device.spec, &profile);
+  if (device.spec) work::FillRoofs(*device.spec, &profile);
   AddCeilings(state, verdicts, device, options, &profile);
   if (profile.totals().kernel_count() == 0) {
     Warn(&profile, "no_kernels", "no kernel records in the input");
@@ -570,6 +701,7 @@ absl::StatusOr<proto::Profile> AnalyzeState(const ProfileState& state,
   WarnInputs(state, &profile);
   WarnAnalysis(state, device, with_metrics, &profile);
   WarnCommSplit(state, verdicts, &profile);
+  WarnWork(state, options, &profile);
   WarnUnknownKernels(&profile);
   return profile;
 }

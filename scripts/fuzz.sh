@@ -15,7 +15,7 @@ seconds=${FUZZ_SECONDS:-45}
 build=${FUZZ_BUILD_DIR:-build-fuzz}
 data=${QPROF_TESTDATA:-$root/../shared/testdata}
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(fuzz_kineto fuzz_nsys fuzz_ncu fuzz_detect fuzz_partial)
+[ ${#targets[@]} -eq 0 ] && targets=(fuzz_kineto fuzz_nsys fuzz_ncu fuzz_detect fuzz_partial fuzz_shapes)
 
 command -v clang++ >/dev/null || { echo "fuzz.sh: clang++ not found (apt-get install clang)"; exit 2; }
 san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fsanitize=fuzzer-no-link"
@@ -26,7 +26,7 @@ cmake --build "$build" --target "${targets[@]}" -j"$(nproc)"
 
 corpus="$build/fuzz-corpus"
 rm -rf "$corpus"
-mkdir -p "$corpus"/{fuzz_kineto,fuzz_nsys,fuzz_ncu,fuzz_detect,fuzz_partial}
+mkdir -p "$corpus"/{fuzz_kineto,fuzz_nsys,fuzz_ncu,fuzz_detect,fuzz_partial,fuzz_shapes}
 QPROF_BIN="${QPROF_BIN:-$root/build/cli/qprof}" python3 - "$corpus" "$data" <<'PY'
 import gzip, os, sqlite3, sys
 corpus, data = sys.argv[1], sys.argv[2]
@@ -60,6 +60,22 @@ capture = b'''{"traceEvents": [
  {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 3, "ts": 70, "dur": 4,
   "args": {"correlation": 9, "device": 0, "stream": 3}}]}'''
 put("fuzz_kineto", "capture.json", capture)
+# A cpu_op recorded with shapes launching the kernel (record_shapes=True).
+shapes = new.replace(b'''{"ph": "X", "cat": "cuda_runtime"''', b'''{"ph": "X", "cat": "cpu_op",
+ "name": "aten::mm", "pid": 1, "tid": 2, "ts": 1.75, "dur": 3, "args": {"Input Dims": [[8, 4],
+ [4, 2]], "Input type": ["c10::BFloat16", "c10::BFloat16"], "Concrete Inputs": ["", ""]}},
+ {"ph": "X", "cat": "cuda_runtime"''', 1)
+put("fuzz_kineto", "shapes.json", shapes)
+# The shape parser: op, Input Dims, Input type, Concrete Inputs (one per line), and emit_nvtx names.
+put("fuzz_shapes", "mm.txt", b'aten::mm\n[[8944,1024],[1024,2816]]\n["c10::BFloat16","c10::BFloat16"]\n["",""]')
+put("fuzz_shapes", "flash.txt", b'aten::_flash_attention_forward\n[[16,559,16,64],[16,559,16,64],'
+    b'[16,559,16,64],[],[],[],[],[],[],[],[]]\n["c10::BFloat16","c10::BFloat16","c10::BFloat16",'
+    b'"","","Scalar","Scalar","Scalar","Scalar","Scalar","Scalar"]\n["","","","","","559","559",'
+    b'"0.","True","False","0.125"]')
+put("fuzz_shapes", "cat.txt", b'aten::cat\n[[[2,3],[2,3]],[]]\n["TensorList","Scalar"]\n["","0"]')
+put("fuzz_shapes", "conv.txt", b'aten::cudnn_convolution\n[[8,3,224,224],[64,3,11,11],[],[],[],[]]\n'
+    b'["float","float","ScalarList","ScalarList","ScalarList","Scalar"]\n["","","[2, 2]","[4, 4]","[1, 1]","1"]')
+put("fuzz_shapes", "nvtx.txt", b'aten::addmm, seq = 11, op_id = 2, sizes = [[1024], [64, 512], [512, 1024], [], []], input_op_ids = [(1,0)]')
 for t in ("fuzz_kineto", "fuzz_detect"):
     put(t, "new.json", new)
     put(t, "old.json", old)

@@ -161,7 +161,31 @@ int64_t ProfilerStepOfPath(const std::string& path) {
 
 }  // namespace
 
+int32_t KernelGroup::ShapeEntry(const work::LaunchWork& w) {
+  std::string key = w.Key();
+  auto it = shape_index.find(key);
+  if (it != shape_index.end()) return static_cast<int32_t>(it->second);
+  if (shape_work.size() >= kMaxShapeWork) return -1;
+  shape_index.emplace(std::move(key), static_cast<uint32_t>(shape_work.size()));
+  shape_work.push_back(ShapeWorkAcc{w, 0, 0, 0});
+  return static_cast<int32_t>(shape_work.size() - 1);
+}
+
 void AddLaunchFigures(KernelGroup& g, const KernelGroup& o) {
+  g.work_launches += o.work_launches;
+  for (const ShapeWorkAcc& e : o.shape_work) {
+    const int32_t i = g.ShapeEntry(e.work);
+    if (i < 0) continue;  // past the limit: those launches count as without work
+    ShapeWorkAcc& mine = g.shape_work[static_cast<size_t>(i)];
+    mine.launches += e.launches;
+    mine.timed += e.timed;
+    mine.time_ns += e.time_ns;
+  }
+  if (o.shape_invalid > 0 &&
+      (g.shape_invalid == 0 || o.shape_invalid_example < g.shape_invalid_example)) {
+    g.shape_invalid_example = o.shape_invalid_example;
+  }
+  g.shape_invalid += o.shape_invalid;
   g.launches += o.launches;
   g.calls += o.calls;
   g.time_ns += o.time_ns;
@@ -265,7 +289,12 @@ void ProfileState::Merge(ProfileState&& other) {
 
 void TraceAccumulator::ClearCaches() {
   name_cache_.clear();
+  raw_norm_.clear();
   norms_.clear();
+  tables_.Clear();
+  work_cache_.clear();
+  work_errors_.clear();
+  last_work_key_ = WorkKey{UINT32_MAX, 0, 0, 0, false};
   group_cache_.clear();
   stack_context_.clear();
   path_context_.clear();
@@ -288,6 +317,13 @@ void TraceAccumulator::Begin(const proto::TraceHeader& header) {
 }
 
 void TraceAccumulator::LaunchContexts(const proto::LaunchContextStats& tables) {
+  // The tables only grow: copy what is new (the work of a launch reads its stack's frames
+  // and its calls' kernel lists).
+  for (int i = tables_.frames_size(); i < tables.frames_size(); ++i) *tables_.add_frames() = tables.frames(i);
+  for (int i = tables_.stacks_size(); i < tables.stacks_size(); ++i) *tables_.add_stacks() = tables.stacks(i);
+  for (int i = tables_.kernel_sets_size(); i < tables.kernel_sets_size(); ++i) {
+    *tables_.add_kernel_sets() = tables.kernel_sets(i);
+  }
   if (stack_context_.empty()) stack_context_.push_back(0);  // stacks[0]: no frames
   for (int i = static_cast<int>(stack_context_.size()); i < tables.stacks_size(); ++i) {
     classify::ContextVerdict v = StackVerdict(tables, i);
@@ -378,11 +414,19 @@ void TraceAccumulator::Activity(const proto::Activity& a) {
       KernelGroup& g = GroupOf(a);
       uint32_t gi = static_cast<uint32_t>(&g - state_->groups.data());
       AddLaunch(g, gi, a);
+      // Work from the op call's shapes, for launches without a registry work model.
+      const int32_t shape = HasUsableWork(a) ? -1 : ShapeWorkOf(g, gi, a);
+      if (shape >= 0) ++g.shape_work[static_cast<size_t>(shape)].launches;
       if (d < 0) {
         ++state_->dropped_negative;
       } else {
         AddValidLaunch(g, gi, a, d);
         AddConfig(g, a, d);
+        if (shape >= 0) {
+          ShapeWorkAcc& e = g.shape_work[static_cast<size_t>(shape)];
+          ++e.timed;
+          e.time_ns += static_cast<double>(d);
+        }
       }
       return;
     }
@@ -427,16 +471,22 @@ KernelGroup& TraceAccumulator::GroupOf(const proto::Activity& a) {
     if (n.empty()) n = "(unnamed kernel)";
     if (name_cache_.size() >= kMaxCacheEntries) {
       name_cache_.clear();
+      raw_norm_.clear();
       norms_.clear();
       group_cache_.clear();
+      work_cache_.clear();  // keyed by raw ids
+      last_work_key_ = WorkKey{UINT32_MAX, 0, 0, 0, false};
     }
     norms_.push_back(std::move(n));
-    it = name_cache_.emplace(raw, static_cast<uint32_t>(norms_.size() - 1)).first;
+    raw_norm_.push_back(static_cast<uint32_t>(norms_.size() - 1));
+    it = name_cache_.emplace(raw, static_cast<uint32_t>(raw_norm_.size() - 1)).first;
   }
-  const uint64_t key = (uint64_t{it->second} << 33) | (uint64_t{context} << 1) | own;
+  last_raw_ = it->second;
+  const uint32_t norm = raw_norm_[it->second];
+  const uint64_t key = (uint64_t{norm} << 33) | (uint64_t{context} << 1) | own;
   auto g = group_cache_.find(key);
   if (g == group_cache_.end()) {
-    g = group_cache_.emplace(key, state_->GroupFor(norms_[it->second], context, own)).first;
+    g = group_cache_.emplace(key, state_->GroupFor(norms_[norm], context, own)).first;
     KernelGroup& group = state_->groups[g->second];
     if (!group.comm_known) {
       group.comm = IsCommLaunch(a, group.name);
@@ -578,6 +628,7 @@ void TraceAccumulator::AddValidLaunch(KernelGroup& g, uint32_t group, const prot
     g.work_bytes += a.work().bytes();
     g.work_flops += a.work().flops();
     g.work_time_ns += static_cast<double>(d);
+    ++g.work_launches;
   }
   if (a.has_metrics()) {
     const proto::KernelMetrics& m = a.metrics();
@@ -585,6 +636,50 @@ void TraceAccumulator::AddValidLaunch(KernelGroup& g, uint32_t group, const prot
     if (m.has_fma_pipe_pct()) { g.fma_sum += m.fma_pipe_pct() * d; g.fma_weight += d; }
     if (m.has_dram_throughput_pct()) { g.dram_sum += m.dram_throughput_pct() * d; g.dram_weight += d; }
   }
+}
+
+int32_t TraceAccumulator::ShapeWorkOf(KernelGroup& g, uint32_t group, const proto::Activity& a) {
+  const proto::LaunchContext& ctx = a.launch_context();
+  if (ctx.stack() == 0) return -1;
+  const WorkKey key{last_raw_, ctx.stack(), ctx.op_kernels(), ctx.outer_op_kernels(),
+                    ctx.graph_launch()};
+  CachedWork c;
+  if (key == last_work_key_ && last_work_.group == group) {
+    c = last_work_;
+  } else {
+    auto it = work_cache_.find(key);
+    if (it == work_cache_.end() || it->second.group != group) {
+      // Once per distinct (kernel, stack, call kernel lists) of the trace.
+      const std::string& raw = a.name().empty() ? a.mangled_name() : a.name();
+      work::LaunchWorkResult r = work::ResolveLaunchWork(tables_, ctx, raw);
+      c.group = group;
+      std::string error;
+      if (r.outcome == work::LaunchOutcome::kWork) {
+        c.entry = g.ShapeEntry(r.work);
+      } else if (r.outcome == work::LaunchOutcome::kInvalid) {
+        c.entry = -2;
+        error = std::move(r.error);
+      }
+      if (work_cache_.size() >= kMaxCacheEntries) {
+        work_cache_.clear();
+        work_errors_.clear();
+      }
+      if (c.entry == -2) {
+        c.error = static_cast<uint32_t>(work_errors_.size());
+        work_errors_.push_back(std::move(error));
+      }
+      it = work_cache_.insert_or_assign(key, c).first;
+    }
+    c = it->second;
+    last_work_key_ = key;
+    last_work_ = c;
+  }
+  if (c.entry == -2) {
+    const std::string& e = work_errors_[c.error];
+    if (g.shape_invalid == 0 || e < g.shape_invalid_example) g.shape_invalid_example = e;
+    ++g.shape_invalid;
+  }
+  return c.entry;
 }
 
 void AccumulateTrace(const proto::Trace& trace, ProfileState* state) {

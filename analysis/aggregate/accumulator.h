@@ -61,6 +61,7 @@
 #include "analysis/aggregate/timeline_sample.h"
 #include "analysis/aggregate/work_list.h"
 #include "analysis/classify/context_rules.h"
+#include "analysis/work/launch_work.h"
 #include "analysis/importers/common/trace_sink.h"
 #include "proto/trace.pb.h"
 
@@ -112,6 +113,16 @@ struct TraceTime {
   uint64_t time_ns = 0;
 };
 
+// The launches of a kernel group that share one work derived from their op call's shapes
+// (analysis/work/launch_work.h), resolved once per distinct (stack, call kernel lists,
+// kernel name) of a trace.
+struct ShapeWorkAcc {
+  work::LaunchWork work;               // per launch
+  uint64_t launches = 0;               // every launch
+  uint64_t timed = 0;                  // launches with end >= start
+  double time_ns = 0;                  // their time
+};
+
 // All launches of one normalised kernel name.
 struct KernelGroup {
   std::string name;
@@ -138,6 +149,17 @@ struct KernelGroup {
   // Every launch: work models for rooflines, and how many had none.
   WorkList work;
   uint64_t without_work = 0;
+  uint64_t work_launches = 0;          // launches with end >= start and a registry work model
+  // Launches without a registry work model whose op call's shapes give their work, one entry
+  // per distinct work (at most kMaxShapeWork; later distinct works count as without work),
+  // and the launches whose shapes did not add up (with the smallest error text).
+  static constexpr size_t kMaxShapeWork = 1024;
+  std::vector<ShapeWorkAcc> shape_work;
+  std::unordered_map<std::string, uint32_t> shape_index;  // LaunchWork::Key() -> shape_work
+  uint64_t shape_invalid = 0;
+  std::string shape_invalid_example;
+  // Index of `w` in shape_work, added when new; -1 past kMaxShapeWork.
+  int32_t ShapeEntry(const work::LaunchWork& w);
   // Launch configurations, and the time (sum of max(1, duration)) of the launches with end
   // >= start, for the row's dominant launch-context frame.
   std::map<LaunchConfigKey, LaunchConfigAcc> configs;
@@ -266,6 +288,9 @@ class TraceAccumulator : public importers::TraceSink {
   void AddLaunch(KernelGroup& g, uint32_t group, const proto::Activity& a);
   void AddValidLaunch(KernelGroup& g, uint32_t group, const proto::Activity& a, int64_t d);
   void AddStepWork(const proto::Activity& a);
+  // The shape-derived work entry of a launch in `g` (cached per distinct stack, call kernel
+  // lists and raw name): >= 0 an index into g.shape_work, -1 none, -2 shapes invalid.
+  int32_t ShapeWorkOf(KernelGroup& g, uint32_t group, const proto::Activity& a);
 
   DeviceAcc& DeviceUnion(uint32_t device);
   UnionAcc& StreamUnion(uint32_t device, uint64_t stream);
@@ -276,8 +301,37 @@ class TraceAccumulator : public importers::TraceSink {
   ProfileState* state_;
   uint32_t trace_ = 0;
   // Caches over repeated strings, cleared when they grow past a bound.
-  std::unordered_map<std::string, uint32_t> name_cache_;  // raw name -> norms_ index
+  std::unordered_map<std::string, uint32_t> name_cache_;  // raw name -> raw id
+  std::vector<uint32_t> raw_norm_;                        // raw id -> norms_ index
   std::vector<std::string> norms_;
+  uint32_t last_raw_ = 0;                                 // raw id of the last GroupOf
+  // The launch-context tables of this trace as handed over (LaunchContexts), for the work
+  // of each launch's op call, and that work per (raw name, stack, kernel lists, graph).
+  proto::LaunchContextStats tables_;
+  struct WorkKey {
+    uint32_t raw, stack, inner, outer;
+    bool graph;
+    bool operator==(const WorkKey& o) const {
+      return raw == o.raw && stack == o.stack && inner == o.inner && outer == o.outer &&
+             graph == o.graph;
+    }
+  };
+  struct WorkKeyHash {
+    size_t operator()(const WorkKey& k) const {
+      uint64_t h = (uint64_t{k.raw} << 32 | k.stack) * 0x9E3779B97F4A7C15ull;
+      h ^= (uint64_t{k.inner} << 32 | k.outer) + (h << 6) + (h >> 2) + k.graph;
+      return static_cast<size_t>(h);
+    }
+  };
+  struct CachedWork {
+    uint32_t group = 0;
+    int32_t entry = -1;            // -2: invalid shapes (work_errors_[error])
+    uint32_t error = 0;
+  };
+  std::vector<std::string> work_errors_;
+  std::unordered_map<WorkKey, CachedWork, WorkKeyHash> work_cache_;
+  WorkKey last_work_key_{UINT32_MAX, 0, 0, 0, false};
+  CachedWork last_work_;
   std::unordered_map<uint64_t, uint32_t> group_cache_;   // (norm, context, own) -> group
   // Launch contexts of this trace: verdict (ProfileState::contexts index + 1, 0 = none) per
   // stack of its tables, and per NVTX path for launches without a stack.

@@ -150,6 +150,56 @@ TraceState TraceFromProto(const proto::PartialTrace& in) {
   return t;
 }
 
+void ShapeWorkToProto(const ShapeWorkAcc& e, proto::PartialShapeWork* p) {
+  const work::LaunchWork& w = e.work;
+  p->set_flops(w.work.flops);
+  p->set_bytes(w.work.bytes);
+  p->set_bytes_known(w.work.bytes_known);
+  p->set_weight_bytes(w.work.weight_bytes);
+  p->set_weight_bits(w.work.weight_bits);
+  p->set_weight_format(w.work.weight_format);
+  p->set_precision(w.work.precision);
+  p->set_kind(w.work.kind);
+  p->set_description(w.work.description);
+  p->set_share(w.share);
+  p->set_workers(w.workers);
+  p->set_needs_model(w.needs_model);
+  p->set_moe_tokens(w.moe_tokens);
+  p->set_moe_hidden(w.moe_hidden);
+  p->set_activation_bytes(w.activation_bytes);
+  p->set_moe_shared(w.moe_shared);
+  p->set_moe_op(w.moe_op);
+  p->set_launches(e.launches);
+  p->set_timed(e.timed);
+  p->set_time_ns(e.time_ns);
+}
+
+ShapeWorkAcc ShapeWorkFromProto(const proto::PartialShapeWork& p) {
+  ShapeWorkAcc e;
+  work::LaunchWork& w = e.work;
+  w.work.flops = p.flops();
+  w.work.bytes = p.bytes();
+  w.work.bytes_known = p.bytes_known();
+  w.work.weight_bytes = p.weight_bytes();
+  w.work.weight_bits = p.weight_bits();
+  w.work.weight_format = p.weight_format();
+  w.work.precision = p.precision();
+  w.work.kind = p.kind();
+  w.work.description = p.description();
+  w.share = p.share();
+  w.workers = p.workers();
+  w.needs_model = p.needs_model();
+  w.moe_tokens = p.moe_tokens();
+  w.moe_hidden = p.moe_hidden();
+  w.activation_bytes = p.activation_bytes();
+  w.moe_shared = p.moe_shared();
+  w.moe_op = p.moe_op();
+  e.launches = p.launches();
+  e.timed = p.timed();
+  e.time_ns = p.time_ns();
+  return e;
+}
+
 void GroupToProto(const KernelGroup& g, proto::PartialKernel* out) {
   out->set_name(g.name);
   *out->mutable_rep() = g.rep;
@@ -184,6 +234,10 @@ void GroupToProto(const KernelGroup& g, proto::PartialKernel* out) {
   out->set_context(g.context);
   out->set_own(g.own);
   out->set_context_time(g.context_time);
+  out->set_work_launches(g.work_launches);
+  for (const ShapeWorkAcc& e : g.shape_work) ShapeWorkToProto(e, out->add_shape_work());
+  out->set_shape_invalid(g.shape_invalid);
+  out->set_shape_invalid_example(g.shape_invalid_example);
   for (const auto& [k, c] : g.configs) {
     proto::PartialLaunchConfig* p = out->add_configs();
     p->set_trace(k.trace);
@@ -273,6 +327,21 @@ bool GroupFromProto(const proto::PartialKernel& in, uint32_t traces, KernelGroup
   g->context_time = in.context_time();
   g->comm = in.comm();
   g->comm_known = true;
+  g->work_launches = in.work_launches();
+  for (const proto::PartialShapeWork& p : in.shape_work()) {
+    ShapeWorkAcc e = ShapeWorkFromProto(p);
+    if (e.timed > e.launches || e.launches > g->launches || e.work.share <= 0 || e.work.share > 1) {
+      return false;
+    }
+    if (!g->shape_index.emplace(e.work.Key(), static_cast<uint32_t>(g->shape_work.size())).second ||
+        g->shape_work.size() >= KernelGroup::kMaxShapeWork) {
+      return false;
+    }
+    g->shape_work.push_back(std::move(e));
+  }
+  g->shape_invalid = in.shape_invalid();
+  g->shape_invalid_example = in.shape_invalid_example();
+  if (g->work_launches > g->calls || g->shape_invalid > g->launches) return false;
   if (!ConfigsFromProto(in, traces, g)) return false;
   return g->launches > 0 && g->rep_key.trace < traces && g->calls <= g->launches &&
          g->durations.Valid() && g->durations.count() == g->calls &&

@@ -6,8 +6,10 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
+#include "analysis/aggregate/group_work.h"
 #include "analysis/aggregate/launch_stats.h"
 #include "analysis/aggregate/overlap.h"
+#include "analysis/work/roofs.h"
 #include "proto/vocabulary.h"
 
 namespace qprof::aggregate {
@@ -33,7 +35,7 @@ void FoldGroup(KernelGroup& g, const KernelGroup& o) {
 }
 
 proto::KernelRow KernelRowOf(const ProfileState& state, const KernelGroup& g,
-                             const GroupVerdict& v) {
+                             const GroupVerdict& v, const work::ModelShape* model) {
   proto::KernelRow row;
   row.set_name(g.name);
   row.set_raw_name(g.rep.name().empty() ? g.rep.mangled_name() : g.rep.name());
@@ -57,19 +59,19 @@ proto::KernelRow KernelRowOf(const ProfileState& state, const KernelGroup& g,
   if (g.tp_weight > 0) row.set_tensor_pipe_pct(g.tp_sum / g.tp_weight);
   if (g.fma_weight > 0) row.set_fma_pipe_pct(g.fma_sum / g.fma_weight);
   if (g.dram_weight > 0) row.set_dram_throughput_pct(g.dram_sum / g.dram_weight);
-  if (g.work_time_ns > 0) {
-    // Achieved rates over the launches that carry a work model: sum(bytes) / sum(time).
-    if (g.work_bytes > 0) row.set_achieved_gbps(g.work_bytes / g.work_time_ns);  // B/ns = GB/s
-    if (g.work_flops > 0) row.set_achieved_tflops(g.work_flops / g.work_time_ns / 1e3);
-    row.set_work_source("registry work model");
-  }
+  const GroupWork w = WorkOfGroup(g, model);
+  FillRowWork(w, g.calls, &row);
+  row.set_roof_pipe(!w.registry_pipe.empty() && w.registry_pipe != "none"
+                        ? w.registry_pipe
+                        : work::RoofPipe(row.class_(), w.precision, w.flops));
   for (uint32_t d : g.devices) row.add_devices(d);
   return row;
 }
 
 // Kernels by time (and the kernel totals they sum to).
 void EmitKernels(const ProfileState& state, const std::vector<GroupVerdict>& verdicts,
-                 LaunchOccupancies* occupancies, proto::Profile* profile) {
+                 LaunchOccupancies* occupancies, const work::ModelShape* model,
+                 proto::Profile* profile) {
   std::map<uint32_t, std::vector<size_t>> by_row;
   for (size_t i = 0; i < state.groups.size(); ++i) by_row[verdicts[i].row].push_back(i);
   std::vector<proto::KernelRow> rows;
@@ -85,7 +87,7 @@ void EmitKernels(const ProfileState& state, const std::vector<GroupVerdict>& ver
       g = &folded;
     }
     if (g->calls == 0) continue;
-    rows.push_back(KernelRowOf(state, *g, verdicts[members.front()]));
+    rows.push_back(KernelRowOf(state, *g, verdicts[members.front()], model));
     FillKernelLaunch(state, groups, occupancies, &rows.back());
     kernel_time += g->time_ns;
     kernel_count += g->calls;
@@ -128,6 +130,7 @@ void EmitClasses(proto::Profile* profile) {
 // Roles by time, each with its dominant class; from the kernel rows.
 void EmitRoles(proto::Profile* profile) {
   std::map<std::string, proto::RoleRow> acc;
+  std::map<std::string, bool> bytes_unknown;
   for (const proto::KernelRow& k : profile->kernels()) {
     proto::RoleRow& rr = acc[k.role()];
     rr.set_role(k.role());
@@ -136,10 +139,21 @@ void EmitRoles(proto::Profile* profile) {
     (*rr.mutable_class_time_ns())[k.class_()] += k.time_ns();
     (*rr.mutable_evidence_time_ns())[k.evidence()] += k.time_ns();
     rr.set_kernel_rows(rr.kernel_rows() + 1);
+    rr.set_flops(rr.flops() + k.flops());
+    rr.set_bytes(rr.bytes() + k.bytes());
+    rr.set_work_launches(rr.work_launches() + k.work_launches());
+    rr.set_work_time_ns(rr.work_time_ns() + k.work_time_ns());
+    // A row with FLOPs but unknown bytes makes the role's bytes a partial sum: no rate.
+    if (k.work_launches() > 0 && k.flops() > 0 && k.bytes() <= 0) bytes_unknown[k.role()] = true;
   }
   std::vector<proto::RoleRow> roles;
   for (auto& [name, rr] : acc) {
     rr.set_share(Share(rr.time_ns(), profile->totals().kernel_time_ns()));
+    if (rr.work_time_ns() > 0) {
+      const double t = static_cast<double>(rr.work_time_ns());
+      if (rr.flops() > 0) rr.set_achieved_tflops(rr.flops() / t / 1e3);
+      if (rr.bytes() > 0 && !bytes_unknown[name]) rr.set_achieved_gbps(rr.bytes() / t);
+    }
     uint64_t best = 0;
     for (const auto& [cls, ns] : rr.class_time_ns()) {
       if (ns > best) {
@@ -366,9 +380,10 @@ void EmitNvtxSummary(const ProfileState& state, proto::Profile* profile);  // nv
 void EmitComm(const ProfileState& state, proto::Profile* profile);         // comm_tables.cc
 
 void EmitTables(const ProfileState& state, const std::vector<GroupVerdict>& verdicts,
-                const occupancy::DeviceLimits* fallback_limits, proto::Profile* profile) {
+                const occupancy::DeviceLimits* fallback_limits, proto::Profile* profile,
+                const work::ModelShape* model) {
   LaunchOccupancies occupancies(state, fallback_limits);
-  EmitKernels(state, verdicts, &occupancies, profile);
+  EmitKernels(state, verdicts, &occupancies, model, profile);
   FillLaunchSummary(state, &occupancies, profile->mutable_launch_summary());
   EmitClasses(profile);
   EmitRoles(profile);

@@ -9,9 +9,10 @@
 //               out of order (interval_union.h; 0 almost always);
 //   kernels     one row per GroupVerdict::row: the groups of one name whose launch context
 //               does not change their role are one row, each role a context gives is
-//               another; with the launch statistics of launch_stats.h;
+//               another; with the launch statistics of launch_stats.h and the work of the
+//               launches that carry one (group_work.h);
 //   launch_summary (launch_stats.h);
-//   classes, roles, kernels (sorted by time, descending), ranges (NVTX path with numbers
+//   classes, roles (with their rows' work totals), kernels (sorted by time, descending), ranges (NVTX path with numbers
 //   folded), streams, steps (when "step N" ranges exist), timeline (kernels of the median
 //   step, relative to its start; timeline_note says when another step is shown), devices
 //   (busy and kernel time per device), ranks (one row per input trace, when there are
@@ -28,6 +29,7 @@
 
 #include "analysis/aggregate/accumulator.h"
 #include "analysis/occupancy/occupancy.h"
+#include "analysis/work/model_shape.h"
 #include "proto/profile.pb.h"
 
 namespace qprof::aggregate {
@@ -40,8 +42,10 @@ struct GroupVerdict {
 };
 
 // `fallback_limits` (may be null): occupancy limits for devices whose own are unknown.
+// `model` (may be null): the model's shape for the work of MoE calls (group_work.h).
 void EmitTables(const ProfileState& state, const std::vector<GroupVerdict>& verdicts,
-                const occupancy::DeviceLimits* fallback_limits, proto::Profile* profile);
+                const occupancy::DeviceLimits* fallback_limits, proto::Profile* profile,
+                const work::ModelShape* model = nullptr);
 
 }  // namespace qprof::aggregate
 

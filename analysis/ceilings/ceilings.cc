@@ -14,12 +14,6 @@ namespace {
 
 constexpr const char* kFormats[] = {"mxfp4", "nvfp4", "fp8", "bf16"};
 
-std::string PipeFor(const devices::DeviceSpec& d, const std::string& format) {
-  if ((format == "mxfp4" || format == "nvfp4") && d.fp4_tensor_tflops.value > 0) return "tensor_fp4";
-  if (format == "fp8" && d.fp8_tensor_tflops.value > 0) return "tensor_fp8";
-  return "tensor_bf16";
-}
-
 void AddAmdahl(proto::Ceilings* c, const std::string& scope, const std::string& name,
                uint64_t t, uint64_t total, const std::map<std::string, double>& roof,
                const std::string& time_basis = "") {
@@ -47,6 +41,12 @@ void AddAmdahl(proto::Ceilings* c, const std::string& scope, const std::string& 
 
 }  // namespace
 
+std::string PipeForFormat(const devices::DeviceSpec& d, const std::string& format) {
+  if ((format == "mxfp4" || format == "nvfp4") && d.fp4_tensor_tflops.value > 0) return "tensor_fp4";
+  if (format == "fp8" && d.fp8_tensor_tflops.value > 0) return "tensor_fp8";
+  return "tensor_bf16";
+}
+
 absl::StatusOr<ModelConfig> ParseModelConfig(const std::string& json, const std::string& path) {
   simdjson::dom::parser parser;
   simdjson::dom::element root;
@@ -59,9 +59,18 @@ absl::StatusOr<ModelConfig> ParseModelConfig(const std::string& json, const std:
   if (root.get(obj)) return absl::InvalidArgumentError(absl::StrCat(path, ": expected a JSON object"));
   ModelConfig m;
   m.path = path;
+  if (work::LooksLikeHfConfig(json)) {
+    ASSIGN_OR_RETURN(work::ModelShape shape, work::ParseHfConfig(json, path));
+    m.name = shape.name;
+    m.format = shape.format;
+    m.shape = std::move(shape);
+  }
   for (auto field : obj) {
     std::string key(field.key);
     double num = 0;
+    if ((key == "name" || key == "format") && m.shape) {
+      continue;  // a Hugging Face config: the shape's name and format were read above
+    }
     if (key == "name" || key == "format") {
       std::string_view s;
       if (field.value.get(s)) {
@@ -93,9 +102,10 @@ absl::StatusOr<ModelConfig> ParseModelConfig(const std::string& json, const std:
     else if (key == "activation_bytes_per_step") m.activation_bytes_per_step = num;
     else if (key == "flops_per_token") m.flops_per_token = num;
   }
-  if (m.active_params <= 0 && m.weights_per_step_params <= 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, ": needs \"active_params\" or \"weights_per_step_params\""));
+  if (!m.HasStepWeights() && !m.shape) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": needs \"active_params\" or \"weights_per_step_params\" (or be a Hugging Face "
+              "config.json)"));
   }
   return m;
 }
@@ -125,7 +135,7 @@ proto::FormatCeiling FormatCeilingFor(const devices::DeviceSpec& d, const std::s
   c.set_format(format);
   double bpw = BitsPerWeight(format);
   c.set_bits_per_weight(bpw);
-  std::string pipe = PipeFor(d, format);
+  std::string pipe = PipeForFormat(d, format);
   c.set_pipe(pipe);
   c.set_batch(w.batch);
   double bytes = w.weight_params * bpw / 8.0 + w.other_bytes;
@@ -190,9 +200,10 @@ proto::Ceilings ComputeCeilings(const proto::Profile& p, const CeilingInputs& in
   c.set_measured_tokens_per_s(in.measured_tokens_per_s);
   if (!in.step_work) {
     c.set_notes(
-        "format ceilings need the weights read per step: our runtime's traces carry work "
-        "models; for other traces pass --model CONFIG (README: \"Analyse a trace you already "
-        "have\")");
+        "whole-step format ceilings need the weights read per step: our runtime's traces carry "
+        "work models; for other traces pass --model-shape CONFIG (README: \"Analyse a trace you "
+        "already have\"); roles whose measured work has weights get their own format ceilings "
+        "above");
     return c;
   }
   const StepWork& w = *in.step_work;

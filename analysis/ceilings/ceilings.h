@@ -28,6 +28,7 @@
 
 #include "absl/status/statusor.h"
 #include "analysis/devices/device_specs.h"
+#include "analysis/work/model_shape.h"
 #include "proto/profile.pb.h"
 #include "proto/vocabulary.h"
 
@@ -47,8 +48,10 @@ struct StepWork {
   std::string source;        // "registry work models of <n> launches over <s> steps", ...
 };
 
-// A model shape for third-party traces (`--model CONFIG`). JSON, all fields optional
-// except one of active_params / weights_per_step_params:
+// A model shape for third-party traces (`--model-shape CONFIG`): a Hugging Face config.json
+// (analysis/work/model_shape.h: the MoE shape that gives MoE calls their work; `shape` is
+// set, the parameter counts stay 0 unless the file also carries them), or qprof's own JSON,
+// all fields optional except one of active_params / weights_per_step_params:
 //   {"name": "DeepSeek-V4-Flash", "total_params": 284e9, "active_params": 13e9,
 //    "weights_per_step_params": 20e9, "batch": 16, "format": "mxfp4",
 //    "kv_bytes_per_step": 1.2e9, "activation_bytes_per_step": 0, "flops_per_token": 26e9}
@@ -66,6 +69,9 @@ struct ModelConfig {
   double activation_bytes_per_step = 0;
   double flops_per_token = 0;
   std::string path;
+  std::optional<work::ModelShape> shape;  // a Hugging Face config
+  // Whether the config gives the weights read per step (the whole-model format ceilings).
+  bool HasStepWeights() const { return active_params > 0 || weights_per_step_params > 0; }
 };
 
 absl::StatusOr<ModelConfig> LoadModelConfig(const std::string& path);
@@ -86,6 +92,10 @@ struct CeilingInputs {
 // Amdahl rows for classes and roles of `profile`, and format ceilings when step_work is
 // known.
 proto::Ceilings ComputeCeilings(const proto::Profile& profile, const CeilingInputs& in);
+
+// The pipe a weight format routes FLOPs to on `device`: native FP4 / FP8 tensor cores
+// where the device has them, else BF16 tensor cores after dequantisation.
+std::string PipeForFormat(const devices::DeviceSpec& device, const std::string& format);
 
 // One format ceiling row (exposed for tests).
 proto::FormatCeiling FormatCeilingFor(const devices::DeviceSpec& device, const std::string& format,

@@ -52,8 +52,18 @@ void Fill(proto::DiffRow* r, uint64_t at, uint64_t bt, double as, double bs) {
   if (at > 0 && bt > 0) r->set_ratio(static_cast<double>(bt) / static_cast<double>(at));
 }
 
+// Achieved rates of one side, where it has work (RoleRow or KernelRow).
+template <typename Row>
+void RateSide(proto::DiffRow* r, const Row* x, bool a) {
+  if (x == nullptr) return;
+  if (x->has_achieved_tflops()) a ? r->set_a_achieved_tflops(x->achieved_tflops()) : r->set_b_achieved_tflops(x->achieved_tflops());
+  if (x->has_achieved_gbps()) a ? r->set_a_achieved_gbps(x->achieved_gbps()) : r->set_b_achieved_gbps(x->achieved_gbps());
+  if (x->has_peak_fraction()) a ? r->set_a_peak_fraction(x->peak_fraction()) : r->set_b_peak_fraction(x->peak_fraction());
+}
+
 void KernelSide(proto::DiffRow* r, const proto::KernelRow* k, bool a) {
   if (!k) return;
+  RateSide(r, k, a);
   if (a) {
     r->set_a_name(k->name());
     r->set_a_raw_name(k->raw_name());
@@ -199,6 +209,8 @@ proto::Diff DiffProfiles(const proto::Profile& a, const proto::Profile& b) {
     r.set_b_class(rb ? rb->class_() : "");
     r.set_a_calls(ra ? ra->calls() : 0);
     r.set_b_calls(rb ? rb->calls() : 0);
+    RateSide(&r, ra, true);
+    RateSide(&r, rb, false);
     role_rows.push_back(std::move(r));
   }
   std::sort(role_rows.begin(), role_rows.end(), [](const auto& x, const auto& y) {

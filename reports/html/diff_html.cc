@@ -165,6 +165,39 @@ std::string ProjectionSection(const proto::Diff* m) {
   return out;
 }
 
+std::string RateCell(bool has, double v, const std::string& text) {
+  return has ? NumCell(text, v) : "<td class=\"num\">-</td>";
+}
+
+// Both sides' achieved rates per role (the roles with work on either side).
+std::string AchievedTable(const proto::Diff& d, const std::string& a, const std::string& b) {
+  std::string rows;
+  for (const auto& r : d.roles()) {
+    const bool any = r.has_a_achieved_tflops() || r.has_b_achieved_tflops() ||
+                     r.has_a_achieved_gbps() || r.has_b_achieved_gbps();
+    if (!any) continue;
+    rows += fmt::format(
+        "<tr data-role=\"{}\"><td>{}</td>{}{}{}{}{}{}</tr>", Escape(r.key()), Escape(r.key()),
+        RateCell(r.has_a_achieved_tflops(), r.a_achieved_tflops(), FormatSig3(r.a_achieved_tflops())),
+        RateCell(r.has_b_achieved_tflops(), r.b_achieved_tflops(), FormatSig3(r.b_achieved_tflops())),
+        RateCell(r.has_a_achieved_gbps(), r.a_achieved_gbps(), FormatSig3(r.a_achieved_gbps())),
+        RateCell(r.has_b_achieved_gbps(), r.b_achieved_gbps(), FormatSig3(r.b_achieved_gbps())),
+        RateCell(r.has_a_peak_fraction(), r.a_peak_fraction(), FormatShare(r.a_peak_fraction())),
+        RateCell(r.has_b_peak_fraction(), r.b_peak_fraction(), FormatShare(r.b_peak_fraction())));
+  }
+  if (rows.empty()) return "";
+  return fmt::format(
+      "<h3>Achieved rates per role</h3><p class=\"small muted\">Over each side's launches "
+      "with work (derived from shapes, modelled, or registry work models, as each profile "
+      "says); of roof = roofline time / measured time on that side's device.</p>"
+      "<div class=\"tablewrap\"><table class=\"sortable\" id=\"diff-achieved\"><thead><tr>"
+      "<th>role</th><th class=\"num\">{0} TFLOP/s</th><th class=\"num\">{1} TFLOP/s</th>"
+      "<th class=\"num\">{0} GB/s</th><th class=\"num\">{1} GB/s</th>"
+      "<th class=\"num\">{0} of roof</th><th class=\"num\">{1} of roof</th></tr></thead>"
+      "<tbody>{2}</tbody></table></div>",
+      Escape(a), Escape(b), rows);
+}
+
 std::string RoleSection(const proto::Diff& d) {
   const std::string a = ColumnName(d.a(), "A"), b = ColumnName(d.b(), "B");
   std::vector<const proto::DiffRow*> rows;
@@ -224,6 +257,7 @@ std::string RoleSection(const proto::Diff& d) {
                                : NumCell("-", -1));
   }
   out += "</tbody></table></div>";
+  out += AchievedTable(d, a, b);
   if (!d.unit_source().empty()) {
     out += "<p class=\"small muted\" id=\"diff-units\">Per " + Escape(unit) + ": " +
            Escape(d.unit_source()) + ". Calls and times are " +

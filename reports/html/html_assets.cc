@@ -81,6 +81,7 @@ svg { display:block; width:100%; height:auto; font-family:inherit; }
 svg text { font-size:12px; fill:#1b1f24; }
 svg .ax { stroke:#c4c9d0; stroke-width:1; }
 svg .tick { font-size:11px; fill:#5b6470; }
+svg .rooflabel { font-size:11px; fill:#3b4250; }
 ul.warn { margin:4px 0; padding-left:0; list-style:none; }
 ul.warn li { border-left:4px solid var(--simt); background:#fffaf0; padding:5px 10px; margin:4px 0; border-radius:0 4px 4px 0; }
 ul.warn li code { font-size:12px; }

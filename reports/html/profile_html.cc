@@ -10,6 +10,7 @@
 #include "reports/html/html_util.h"
 #include "reports/html/launch_sections.h"
 #include "reports/html/profile_sections.h"
+#include "reports/html/roofline_section.h"
 #include "reports/html/svg_charts.h"
 
 namespace qprof::reports {
@@ -159,6 +160,7 @@ std::string RenderProfileHtml(const proto::Profile& profile, const HtmlOptions& 
   body += html::BottleneckSection(profile);
   body += html::RankSection(profile);
   body += html::LatencySection(profile);
+  body += html::RooflineSection(profile);
   body += TimelineSection(profile);
   body += html::IdleSection(profile);
   body += html::CommSection(profile);

@@ -131,6 +131,34 @@ void Roles(const proto::Diff& d, TermCtx& c) {
   if (!d.unit_source().empty()) c.out += Wrap("units: " + d.unit_source(), c.width, "  ");
 }
 
+// Both sides' achieved rates per role, for the roles with work on either side.
+void AchievedRoles(const proto::Diff& d, TermCtx& c) {
+  std::vector<const proto::DiffRow*> rows;
+  for (const auto& r : d.roles()) {
+    if (r.has_a_achieved_tflops() || r.has_b_achieved_tflops() || r.has_a_achieved_gbps() ||
+        r.has_b_achieved_gbps()) {
+      rows.push_back(&r);
+    }
+  }
+  if (rows.empty()) return;
+  c.Heading("Achieved rates per role (launches with work; A vs B)");
+  auto tf = [](bool has, double v) { return has ? FormatSig3(v) : std::string("-"); };
+  auto gb = [](bool has, double v) { return has ? FormatSig3(v) : std::string("-"); };
+  auto fr = [](bool has, double v) { return has ? FormatShare(v) : std::string("-"); };
+  TextTable t({{"role"}, {"A TFLOP/s", TextTable::kRight}, {"B TFLOP/s", TextTable::kRight},
+               {"A GB/s", TextTable::kRight}, {"B GB/s", TextTable::kRight},
+               {"A of roof", TextTable::kRight}, {"B of roof", TextTable::kRight}});
+  for (const auto* r : rows) {
+    t.AddRow({{r->key()}, {tf(r->has_a_achieved_tflops(), r->a_achieved_tflops())},
+              {tf(r->has_b_achieved_tflops(), r->b_achieved_tflops())},
+              {gb(r->has_a_achieved_gbps(), r->a_achieved_gbps())},
+              {gb(r->has_b_achieved_gbps(), r->b_achieved_gbps())},
+              {fr(r->has_a_peak_fraction(), r->a_peak_fraction())},
+              {fr(r->has_b_peak_fraction(), r->b_peak_fraction())}});
+  }
+  c.out += t.Render(c.o.color);
+}
+
 bool Replaced(const proto::DiffRow& r) {
   return r.status() == "both" && !r.a_name().empty() && !r.b_name().empty() &&
          r.a_name() != r.b_name();
@@ -246,6 +274,7 @@ std::string DiffSummaryText(const proto::Diff& d, const TerminalOptions& options
   Sides(d, c);
   Classes(d, c);
   Roles(d, c);
+  AchievedRoles(d, c);
   KernelChanges(d, c);
   Ranks(d, c);
   DiffComm(d, c);

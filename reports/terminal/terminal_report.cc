@@ -10,6 +10,7 @@
 #include "reports/common/format.h"
 #include "reports/terminal/table.h"
 #include "reports/terminal/terminal_launch.h"
+#include "reports/terminal/terminal_roofline.h"
 #include "reports/terminal/terminal_util.h"
 
 namespace qprof::reports {
@@ -147,7 +148,7 @@ void ProfileRoles(const proto::Profile& p, Ctx& c) {
 
 void ProfileCeilings(const proto::Profile& p, Ctx& c) {
   const auto& ce = p.ceilings();
-  if (ce.amdahl_size() == 0 && ce.formats_size() == 0) return;
+  if (ce.amdahl_size() == 0 && ce.formats_size() == 0 && ce.roles_size() == 0) return;
   c.Heading("Ceilings");
   const double measured =
       ce.measured_tokens_per_s() > 0 ? ce.measured_tokens_per_s() : p.totals().tokens_per_s();
@@ -189,6 +190,7 @@ void ProfileCeilings(const proto::Profile& p, Ctx& c) {
                               batch),
                   c.width, "  ");
   }
+  ProfileRoleCeilings(p, c);
   if (!ce.notes().empty()) c.out += Wrap(ce.notes(), c.width, "  ");
 }
 
@@ -261,6 +263,7 @@ std::string ProfileSummaryText(const proto::Profile& profile, const TerminalOpti
   ProfileLaunches(profile, c);
   ProfileLatency(profile, c);
   ProfileRoles(profile, c);
+  ProfileAchieved(profile, c);
   ProfileRanks(profile, c);
   ProfileIdle(profile, c);
   ProfileComm(profile, c);

@@ -119,5 +119,40 @@ TEST(Diff, CommRowsPerUnitWithRates) {
   EXPECT_EQ(d.b().comm_exposed_ns(), 300u);
 }
 
+// Both sides' achieved rates sit side by side on the role rows (and the kernel rows).
+TEST(Diff, RoleRowsCarryBothSidesAchievedRates) {
+  proto::Profile a, b;
+  AddKernel(&a, "slot_gemv", "moe.experts", "simt", 900);
+  AddKernel(&b, "fp4_grouped_gemm", "moe.experts", "tensor", 300);
+  AddKernel(&b, "nvjet_x", "gemm.dense", "tensor", 110);
+  a.mutable_roles(0)->set_achieved_gbps(310);
+  a.mutable_roles(0)->set_peak_fraction(0.17);
+  b.mutable_roles(0)->set_achieved_gbps(1500);
+  b.mutable_roles(0)->set_achieved_tflops(15);
+  b.mutable_roles(0)->set_peak_fraction(0.84);
+  a.mutable_kernels(0)->set_achieved_gbps(310);
+  proto::Diff d = DiffProfiles(a, b);
+  const proto::DiffRow* moe = nullptr;
+  const proto::DiffRow* gemm = nullptr;
+  for (const auto& r : d.roles()) {
+    if (r.key() == "moe.experts") moe = &r;
+    if (r.key() == "gemm.dense") gemm = &r;
+  }
+  ASSERT_NE(moe, nullptr);
+  EXPECT_DOUBLE_EQ(moe->a_achieved_gbps(), 310);
+  EXPECT_DOUBLE_EQ(moe->b_achieved_gbps(), 1500);
+  EXPECT_FALSE(moe->has_a_achieved_tflops());  // A's role has no FLOPs figure
+  EXPECT_DOUBLE_EQ(moe->b_achieved_tflops(), 15);
+  EXPECT_DOUBLE_EQ(moe->a_peak_fraction(), 0.17);
+  EXPECT_DOUBLE_EQ(moe->b_peak_fraction(), 0.84);
+  ASSERT_NE(gemm, nullptr);
+  EXPECT_FALSE(gemm->has_a_achieved_gbps());  // no rates where a side has no work
+  EXPECT_FALSE(gemm->has_b_achieved_gbps());
+  const auto* k = Row(d, "slot_gemv", "fp4_grouped_gemm");
+  ASSERT_NE(k, nullptr);
+  EXPECT_DOUBLE_EQ(k->a_achieved_gbps(), 310);
+  EXPECT_FALSE(k->has_b_achieved_gbps());
+}
+
 }  // namespace
 }  // namespace qprof::diff

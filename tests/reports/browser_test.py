@@ -205,6 +205,46 @@ def check_layout(name, st):
           f"{st.get('inner_width')} px)")
 
 
+def check_roofline(name, root, profile):
+    """The roofline chart: one point per kernel with FLOPs and bytes, at the JSON's achieved
+    TFLOP/s and intensity; one labelled roof per pipe those kernels use; no NaN anywhere."""
+    plotted = [k for k in profile.get("kernels", [])
+               if k.get("work_launches") and k.get("flops", 0) > 0 and k.get("bytes", 0) > 0
+               and "achieved_tflops" in k]
+    svg = by_id(root, "roofline")
+    if not plotted or not profile.get("roofs", {}).get("memory_gbps"):
+        check(svg is None, f"{name}: a roofline chart without kernels to plot")
+        return
+    check(svg is not None and svg["tag"] == "svg", f"{name}: no roofline chart")
+    if svg is None:
+        return
+    points = find_all(svg, "g", "pt")
+    check(len(points) == len(plotted), f"{name}: {len(points)} roofline points, JSON has "
+          f"{len(plotted)} kernels with FLOPs and bytes")
+    by_name = {p["attrs"].get("data-kernel"): p for p in points}
+    for k in plotted:
+        pt = by_name.get(k["name"])
+        if not check(pt is not None, f"{name}: no roofline point for {k['name']}"):
+            continue
+        check(close(pt["attrs"]["data-tflops"], k["achieved_tflops"], 1e-4),
+              f"{name}: {k['name']} point at {pt['attrs']['data-tflops']} TFLOP/s, JSON "
+              f"{k['achieved_tflops']}")
+        check(close(pt["attrs"]["data-intensity"], k["flops"] / k["bytes"], 1e-4),
+              f"{name}: {k['name']} intensity")
+        check(find_all(pt, "title") and find_all(pt, "circle"), f"{name}: point without mark")
+    pipes = {k.get("roof_pipe") for k in plotted if k.get("roof_pipe")}
+    roofs = find_all(svg, "g", "roof")
+    labelled = {r["attrs"].get("data-pipe") for r in roofs
+                if any(r["attrs"].get("data-pipe") in text_of(t) for t in find_all(r, "text"))}
+    check(pipes <= labelled, f"{name}: roofs {sorted(pipes)} not all drawn and labelled "
+          f"({sorted(labelled)})")
+    numeric = {"cx", "cy", "r", "x", "y", "x1", "x2", "y1", "y2", "points", "width", "height",
+               "transform", "viewBox", "data-tflops", "data-intensity", "data-ridge"}
+    bad = [f"{el['tag']}.{a}={v}" for el in walk(svg) for a, v in el["attrs"].items()
+           if a in numeric and v is not None and any(w in v.lower() for w in ("nan", "inf"))]
+    check(not bad, f"{name}: roofline chart has non-finite values: {bad[:3]}")
+
+
 def check_profile(name, root, profile):
     # The script ran: sortable headers became focusable.
     ths = [th for t in find_all(root, "table", "sortable") for th in find_all(t, "th")]
@@ -254,6 +294,7 @@ def check_profile(name, root, profile):
         marks = find_all(timeline, "g", "ev") if timeline else []
         check(len(marks) == n_events, f"{name}: {len(marks)} timeline marks, JSON has {n_events}")
         check(all(find_all(m, "title") for m in marks), f"{name}: timeline marks lack tooltips")
+    check_roofline(name, root, profile)
     if profile.get("ceilings", {}).get("formats"):
         wf = by_id(root, "waterfall")
         check(wf is not None and len(find_all(wf, "g", "ceil")) >= 2, f"{name}: no waterfall")
@@ -309,6 +350,17 @@ def check_diff(name, root, diff):
                                                   int(r.get("b_time_ns", 0))))[:10]:
             check(got.get(r["key"]) == (int(r.get("a_time_ns", 0)), int(r.get("b_time_ns", 0))),
                   f"{name}: role pair {r['key']} {got.get(r['key'])}")
+    # Both sides' achieved rates per role, where either side has work.
+    rated = [r for r in roles if any(k in r for k in ("a_achieved_gbps", "b_achieved_gbps",
+                                                      "a_achieved_tflops", "b_achieved_tflops"))]
+    achieved = by_id(root, "diff-achieved")
+    if rated:
+        check(achieved is not None, f"{name}: no achieved-rates table for {len(rated)} roles")
+        shown = {r["attrs"].get("data-role") for r in find_all(achieved, "tr")
+                 if "data-role" in r["attrs"]} if achieved else set()
+        check(shown == {r["key"] for r in rated}, f"{name}: achieved rows {sorted(shown)}")
+    else:
+        check(achieved is None, f"{name}: an achieved-rates table without rates")
     table = by_id(root, "diff-kernels")
     if table is not None:
         statuses = [r["attrs"].get("data-status") for r in find_all(table, "tr")

@@ -18,16 +18,38 @@ struct K {
   double step_ms;       // time per decode step
   int calls_per_step;
   double tensor_pct;    // used when metrics are on
+  // Work per call (0: the row has none) and the roof its FLOPs are measured against.
+  double flops_per_call = 0;
+  double bytes_per_call = 0;
+  const char* roof_pipe = "";
 };
+
+// The fixture device's roofs (RTX PRO 6000 Blackwell datasheet figures, dense).
+struct FixtureRoof {
+  const char* pipe;
+  double tflops;
+};
+constexpr double kFixtureBandwidthGbps = 1790;
+constexpr FixtureRoof kFixtureRoofs[] = {
+    {"simt_fp32", 126}, {"tensor_tf32", 252}, {"tensor_bf16", 504}, {"tensor_fp16", 504},
+    {"tensor_fp8", 1008}, {"tensor_fp4", 2015}};
+
+double FixtureRoofTflops(const std::string& pipe) {
+  for (const FixtureRoof& r : kFixtureRoofs) {
+    if (pipe == r.pipe) return r.tflops;
+  }
+  return 0;
+}
 
 // Per-step kernel time of the MXFP4 run: 39% slot GEMV + 38% sparse MLA, both SIMT.
 std::vector<K> KernelsFor(const std::string& format) {
   const bool mx = format == "mxfp4";
   std::vector<K> ks = {
       {"attn::sparse_mla_decode_simt<64, 512, __nv_bfloat16>", "attn.sparse_mla", "simt",
-       "bf16", "registry", "registry id attn.sparse_mla.simt", 16.53, 43, 0.4},
+       "bf16", "registry", "registry id attn.sparse_mla.simt", 16.53, 43, 0.4, 2e9, 40e6,
+       "simt_fp32"},
       {"nvjet_tst_128x64_64x8_1x1_v_bz_coopB_TNT", "gemm.dense", "tensor", "bf16", "name_rule",
-       "rule nvjet_* (tensor core)", 3.92, 86, 61.0},
+       "rule nvjet_* (tensor core)", 3.92, 86, 61.0, 1e9, 50e6, "tensor_bf16"},
       {"cross_device_reduce_1stage<__nv_bfloat16, 8>", "comm", "comm", "bf16", "name_rule",
        "rule cross_device_reduce* (communication)", 2.18, 86, 0.0},
       {"indexer_topk_kernel<512> & select", "attn.indexer", "simt", "fp8", "registry",
@@ -45,11 +67,12 @@ std::vector<K> KernelsFor(const std::string& format) {
   if (mx) {
     ks.insert(ks.begin(), K{"_mxfp4_slot_gemv_kernel<6, 2048> /* E2M1 x UE8M0 */",
                             "moe.experts", "simt", "mxfp4", "sass",
-                            "FFMA 41%, IMAD 22%, no HMMA/OMMA", 16.97, 43, 0.6});
+                            "FFMA 41%, IMAD 22%, no HMMA/OMMA", 16.97, 43, 0.6, 1.2e9, 120e6,
+                            "simt_fp32"});
   } else {
     ks.insert(ks.begin(), K{"marlin_moe_w4a16<__nv_bfloat16, 4, 256, true>", "moe.experts",
                             "tensor", "nvfp4", "sass", "HMMA.16816.F32.BF16 18%", 3.39, 43,
-                            71.0});
+                            71.0, 1.2e9, 120e6, "tensor_bf16"});
     // Only in the NVFP4 run, and in role "other", which diffs match by name only.
     ks.push_back(K{"quantize_act_e4m3_kernel<16>", "other", "other", "unknown", "unknown",
                    "no rule matched", 0.05, 43, 0.0});
@@ -116,6 +139,30 @@ proto::Profile MakeFixtureProfile(const std::string& format, bool with_metrics) 
     r->set_max_ns(t / calls * 13 / 10);
     r->set_provenance("measured on GPU");
     r->add_devices(0);
+    if (k.bytes_per_call > 0) {
+      // Every launch carries work; roofline time = max(bytes / BW, FLOPs / roof).
+      const double flops = k.flops_per_call * static_cast<double>(calls);
+      const double bytes = k.bytes_per_call * static_cast<double>(calls);
+      r->set_flops(flops);
+      r->set_bytes(bytes);
+      r->set_work_launches(calls);
+      r->set_work_time_ns(t);
+      r->set_achieved_tflops(flops / static_cast<double>(t) / 1e3);
+      r->set_achieved_gbps(bytes / static_cast<double>(t));
+      r->set_roof_pipe(k.roof_pipe);
+      const double mem = bytes / kFixtureBandwidthGbps;
+      const double cmp = flops / (FixtureRoofTflops(k.roof_pipe) * 1e3);
+      r->set_peak_fraction(std::max(mem, cmp) / static_cast<double>(t));
+      r->set_bound(r->peak_fraction() < 0.25 ? "latency" : mem >= cmp ? "memory" : "compute");
+      r->set_work_source(std::string(k.evidence) == "registry" || std::string(k.evidence) == "sass"
+                             ? "registry work model"
+                             : "derived from shapes: aten::mm [16,4096]x[4096,7680] bf16 (fixture)");
+      auto& wr = roles[k.role];
+      wr.set_flops(wr.flops() + flops);
+      wr.set_bytes(wr.bytes() + bytes);
+      wr.set_work_launches(wr.work_launches() + calls);
+      wr.set_work_time_ns(wr.work_time_ns() + t);
+    }
     auto& c = classes[k.cls];
     c.set_class_(k.cls);
     c.set_time_ns(c.time_ns() + t);
@@ -137,7 +184,21 @@ proto::Profile MakeFixtureProfile(const std::string& format, bool with_metrics) 
   std::vector<proto::RoleRow> rv;
   for (auto& [_, r] : roles) {
     r.set_share(static_cast<double>(r.time_ns()) / total);
+    if (r.work_time_ns() > 0) {
+      r.set_achieved_tflops(r.flops() / static_cast<double>(r.work_time_ns()) / 1e3);
+      r.set_achieved_gbps(r.bytes() / static_cast<double>(r.work_time_ns()));
+    }
     rv.push_back(r);
+  }
+  proto::DeviceRoofs* roofs = p.mutable_roofs();
+  roofs->set_device("RTX PRO 6000 Blackwell");
+  roofs->set_memory_gbps(kFixtureBandwidthGbps);
+  roofs->set_memory_source("fixture: datasheet figure");
+  for (const FixtureRoof& f : kFixtureRoofs) {
+    proto::DeviceRoof* r = roofs->add_pipes();
+    r->set_pipe(f.pipe);
+    r->set_tflops(f.tflops);
+    r->set_source("fixture: datasheet figure (dense)");
   }
   std::sort(rv.begin(), rv.end(), [](auto& a, auto& b) { return a.time_ns() > b.time_ns(); });
   for (auto& r : rv) *p.add_roles() = r;

@@ -1,6 +1,7 @@
 #include "analysis/importers/common/launch_context.h"
 
 #include <algorithm>
+#include <initializer_list>
 
 namespace qprof::importers {
 namespace {
@@ -13,9 +14,109 @@ std::string StackKey(const std::vector<uint32_t>& frames, uint32_t dropped) {
 
 }  // namespace
 
+std::string PackShapes(std::string_view dims, std::string_view types, std::string_view concrete) {
+  if (dims.empty() && types.empty() && concrete.empty()) return "";
+  std::string out;
+  out.reserve(dims.size() + types.size() + concrete.size() + 2);
+  out.append(dims).push_back('\x1f');
+  out.append(types).push_back('\x1f');
+  out.append(concrete);
+  return out;
+}
+
+void UnpackShapes(std::string_view packed, proto::LaunchFrame* frame) {
+  if (packed.empty()) return;
+  const size_t a = packed.find('\x1f');
+  const size_t b = a == std::string_view::npos ? a : packed.find('\x1f', a + 1);
+  if (b == std::string_view::npos) return;
+  frame->set_input_dims(std::string(packed.substr(0, a)));
+  frame->set_input_types(std::string(packed.substr(a + 1, b - a - 1)));
+  frame->set_concrete_inputs(std::string(packed.substr(b + 1)));
+}
+
+namespace {
+
+bool ContainsAny(std::string_view s, std::initializer_list<std::string_view> parts) {
+  for (std::string_view p : parts) {
+    if (s.find(p) != std::string_view::npos) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string StripNvtxCallNumbers(std::string_view name) {
+  if (name.find(", seq = ") == std::string_view::npos &&
+      name.find(", op_id = ") == std::string_view::npos &&
+      name.find(", input_op_ids = ") == std::string_view::npos) {
+    return std::string(name);
+  }
+  std::string out;
+  size_t i = 0;
+  while (i < name.size()) {
+    size_t next = name.find(", ", i + 1);
+    if (i == 0) {  // the op name itself
+      out.append(name.substr(0, next));
+    } else {
+      std::string_view part = name.substr(i, next == std::string_view::npos ? next : next - i);
+      // ", key = value": sizes may hold ", " inside its brackets.
+      if (part.rfind(", sizes = ", 0) == 0) {
+        out.append(name.substr(i));  // sizes runs to the end or to input_op_ids
+        size_t ids = out.find(", input_op_ids = ");
+        if (ids != std::string::npos) out.resize(ids);
+        break;
+      }
+      if (part.rfind(", input_op_ids = ", 0) == 0) break;  // always last
+      if (part.rfind(", seq = ", 0) != 0 && part.rfind(", op_id = ", 0) != 0) out.append(part);
+    }
+    if (next == std::string_view::npos) break;
+    i = next;
+  }
+  return out;
+}
+
+bool KeepConcreteValue(std::string_view op, std::string_view value) {
+  if (value.empty() || value == "True" || value == "False" || value.front() == '[') return true;
+  return ContainsAny(op, {"attention", "attn", "scaled_mm", "grouped_mm", "conv", "moe"});
+}
+
+uint32_t KernelSetTable::Intern(std::vector<std::pair<std::string_view, std::string_view>>* kernels) {
+  std::sort(kernels->begin(), kernels->end());
+  if (kernels->empty()) return 0;
+  // Distinct (kernel, inner op) with counts.
+  std::vector<std::pair<std::pair<std::string_view, std::string_view>, uint32_t>> counted;
+  for (const auto& k : *kernels) {
+    if (!counted.empty() && counted.back().first == k) {
+      ++counted.back().second;
+    } else {
+      counted.push_back({k, 1});
+    }
+  }
+  if (counted.size() > kMaxKernels) return 0;
+  std::string key;
+  for (const auto& [k, n] : counted) {
+    key.append(k.first).push_back('\x1f');
+    key.append(k.second).push_back('\x1f');
+    key.append(std::to_string(n)).push_back('\x1e');
+  }
+  if (stats_->kernel_sets_size() == 0) stats_->add_kernel_sets();  // [0]: not recorded
+  auto [it, inserted] = sets_.try_emplace(std::move(key), static_cast<uint32_t>(stats_->kernel_sets_size()));
+  if (inserted) {
+    proto::LaunchKernelSet* s = stats_->add_kernel_sets();
+    for (const auto& [k, n] : counted) {
+      s->add_kernels(std::string(k.first));
+      s->add_inner_ops(std::string(k.second));
+      s->add_launches(n);
+    }
+  }
+  return it->second;
+}
+
 LaunchStackTable::LaunchStackTable(proto::LaunchContextStats* stats) : stats_(stats) {
   for (int i = 0; i < stats_->frames_size(); ++i) {
-    frames_.emplace(std::make_pair(stats_->frames(i).name(), stats_->frames(i).kind()),
+    const proto::LaunchFrame& f = stats_->frames(i);
+    frames_.emplace(std::make_tuple(f.name(), f.kind(),
+                                    PackShapes(f.input_dims(), f.input_types(), f.concrete_inputs())),
                     static_cast<uint32_t>(i));
   }
   for (int i = 1; i < stats_->stacks_size(); ++i) {
@@ -25,13 +126,15 @@ LaunchStackTable::LaunchStackTable(proto::LaunchContextStats* stats) : stats_(st
   }
 }
 
-uint32_t LaunchStackTable::Frame(const std::string& name, const std::string& kind) {
-  auto [it, inserted] =
-      frames_.try_emplace(std::make_pair(name, kind), static_cast<uint32_t>(stats_->frames_size()));
+uint32_t LaunchStackTable::Frame(const std::string& name, const std::string& kind,
+                                 std::string_view shapes) {
+  auto [it, inserted] = frames_.try_emplace(std::make_tuple(name, kind, std::string(shapes)),
+                                            static_cast<uint32_t>(stats_->frames_size()));
   if (inserted) {
     proto::LaunchFrame* f = stats_->add_frames();
     f->set_name(name);
     f->set_kind(kind);
+    UnpackShapes(shapes, f);
   }
   return it->second;
 }
@@ -87,9 +190,13 @@ uint32_t LaunchContextBuilder::Intern(std::string_view s) {
 }
 
 void LaunchContextBuilder::AddFrame(ThreadKey thread, int64_t start, int64_t end,
-                                    std::string_view name, std::string_view kind) {
+                                    std::string_view name, std::string_view kind,
+                                    std::string_view shapes) {
   if (kind == "python_function" && IsPlumbingFrame(name)) return;
-  threads_[thread].frames.push_back({start, end, Intern(name), Intern(kind)});
+  if (empty_id_ == UINT32_MAX) empty_id_ = Intern("");
+  has_shapes_ |= !shapes.empty();
+  threads_[thread].frames.push_back(
+      {start, end, Intern(name), Intern(kind), shapes.empty() ? empty_id_ : Intern(shapes)});
   ++frame_count_;
 }
 
@@ -159,10 +266,22 @@ bool LaunchContextBuilder::ContextAt(ThreadKey thread, int64_t time, std::string
     ctx->set_graph_launch(true);
     if (kernel) stats->set_graph_launches(stats->graph_launches() + 1);
   }
+  last_op_calls_ = OpCalls{};
   const Thread* t = ThreadOf(thread);
   if (t == nullptr) return false;
   FramesAt(*t, time, &scratch_);
   if (scratch_.empty()) return false;
+  if (has_shapes_) {
+    // The op calls around the launch: frame addresses are stable once built.
+    if (cpu_op_id_ == UINT32_MAX) cpu_op_id_ = Intern("cpu_op");
+    for (const Frame* f : scratch_) {
+      if (f->kind != cpu_op_id_) continue;
+      const uint64_t id = reinterpret_cast<uintptr_t>(f);
+      if (last_op_calls_.outer == 0) last_op_calls_.outer = id;
+      last_op_calls_.inner = id;
+      last_op_calls_.inner_name = strings_[f->name];
+    }
+  }
   if (table_for_frames_ != table) {  // frame ids are per table
     table_frames_.clear();
     last_frames_.clear();
@@ -188,10 +307,11 @@ bool LaunchContextBuilder::InternStack(size_t dropped, bool kernel, LaunchStackT
   ids_scratch_.clear();
   for (size_t i = dropped; i < scratch_.size(); ++i) {
     const Frame& f = *scratch_[i];
-    const uint64_t key = (uint64_t{f.name} << 32) | f.kind;
+    const TableKey key{f.name, f.kind, f.shapes};
     auto it = table_frames_.find(key);
     if (it == table_frames_.end()) {
-      it = table_frames_.emplace(key, table->Frame(strings_[f.name], strings_[f.kind])).first;
+      it = table_frames_.emplace(key, table->Frame(strings_[f.name], strings_[f.kind],
+                                                   strings_[f.shapes])).first;
     }
     ids_scratch_.push_back(it->second);
   }

@@ -24,6 +24,11 @@
 //    the graph launch's context, with graph_launch set.
 //  - Several builders may intern into one table (Kineto: CPU frames, then GPU annotations
 //    standing in where the CPU side is missing).
+//  - Frames may carry the shapes their op was called with (Kineto record_shapes: "Input
+//    Dims", "Input type", "Concrete Inputs" as compact JSON arrays, LaunchFrame fields 60-62):
+//    frames differ by them, so a stack is one op call's shapes. ContextAt also names the
+//    innermost and outermost cpu_op frame instances (one call each), so an importer can
+//    list the kernels each call launched (LaunchContextStats.kernel_sets).
 #ifndef QPROF_ANALYSIS_IMPORTERS_COMMON_LAUNCH_CONTEXT_H_
 #define QPROF_ANALYSIS_IMPORTERS_COMMON_LAUNCH_CONTEXT_H_
 
@@ -33,7 +38,9 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "analysis/importers/common/import_util.h"
@@ -46,7 +53,8 @@ class LaunchStackTable {
  public:
   // `stats` must outlive the table; entries already in it are indexed.
   explicit LaunchStackTable(proto::LaunchContextStats* stats);
-  uint32_t Frame(const std::string& name, const std::string& kind);
+  // `shapes`: "" or the packed arrays of PackShapes.
+  uint32_t Frame(const std::string& name, const std::string& kind, std::string_view shapes = "");
   // Index of the stack of `frames` (table indices, outermost first) with `dropped` outer
   // frames left out; 0 for no frames. *added says whether it is new.
   uint32_t Stack(const std::vector<uint32_t>& frames, uint32_t dropped, bool* added = nullptr);
@@ -58,8 +66,40 @@ class LaunchStackTable {
 
  private:
   proto::LaunchContextStats* stats_;
-  std::map<std::pair<std::string, std::string>, uint32_t> frames_;
+  std::map<std::tuple<std::string, std::string, std::string>, uint32_t> frames_;
   std::unordered_map<std::string, uint32_t> stacks_;
+};
+
+// Kineto "Input Dims", "Input type" and "Concrete Inputs" (compact JSON arrays, "" when
+// absent) packed into one string for AddFrame, and back into a LaunchFrame.
+std::string PackShapes(std::string_view dims, std::string_view types, std::string_view concrete);
+void UnpackShapes(std::string_view packed, proto::LaunchFrame* frame);
+
+// An emit_nvtx range name without its per-call numbers: "aten::mm, seq = 3, op_id = 7,
+// sizes = [[8, 4], [4, 2]], input_op_ids = [(6,0)]" -> "aten::mm, sizes = [[8, 4], [4, 2]]".
+// The numbers differ on every call; as frame names they would make a frame and a stack per
+// launch. Other names are returned unchanged.
+std::string StripNvtxCallNumbers(std::string_view name);
+
+// Whether a "Concrete Inputs" value of `op` is kept in its frame. Flags ("True", "False")
+// and lists ("[1, 1]": strides, paddings, dims) always; any value of attention, scaled-mm,
+// convolution and MoE ops (causal flags, mask types, out_dtype, max sequence lengths);
+// other values (positions, indices, fill values) vary from call to call and would make a
+// frame, and a stack, per call, so they are blanked.
+bool KeepConcreteValue(std::string_view op, std::string_view value);
+
+// The kernels launched by each op call (cpu_op instance), interned into a trace's
+// LaunchContextStats.kernel_sets (index 0 = not recorded).
+class KernelSetTable {
+ public:
+  explicit KernelSetTable(proto::LaunchContextStats* stats) : stats_(stats) {}
+  // `kernels`: (kernel name, innermost op name) per launch of one call, in any order.
+  uint32_t Intern(std::vector<std::pair<std::string_view, std::string_view>>* kernels);
+  static constexpr size_t kMaxKernels = 256;  // larger calls are "not recorded" (0)
+
+ private:
+  proto::LaunchContextStats* stats_;
+  std::unordered_map<std::string, uint32_t> sets_;
 };
 
 class LaunchContextBuilder {
@@ -70,8 +110,18 @@ class LaunchContextBuilder {
 
   // `kind` is a LaunchFrame.kind ("cpu_op", "python_function", "user_annotation",
   // "gpu_user_annotation", "nvtx"); names are interned, so repeated names cost one copy.
+  // `shapes`: PackShapes of a cpu_op recorded with shapes, else "".
   void AddFrame(ThreadKey thread, int64_t start, int64_t end, std::string_view name,
-                std::string_view kind);
+                std::string_view kind, std::string_view shapes = "");
+  // The cpu_op calls enclosing the last ContextAt's launch: stable ids of the innermost and
+  // outermost cpu_op frame instances (0 = none) and the innermost's name.
+  struct OpCalls {
+    uint64_t inner = 0, outer = 0;
+    std::string_view inner_name;
+  };
+  const OpCalls& last_op_calls() const { return last_op_calls_; }
+  // Whether any frame added carried shapes.
+  bool has_shapes() const { return has_shapes_; }
   // Orders each thread's frames; call once, after the last AddFrame and before ContextAt.
   void Build();
   // The context of a launch by the call `api` ("cudaLaunchKernel"; "" when unknown) on
@@ -98,6 +148,18 @@ class LaunchContextBuilder {
     int64_t end;
     uint32_t name;
     uint32_t kind;
+    uint32_t shapes;  // interned PackShapes text; empty_id_ when none
+  };
+  struct TableKey {
+    uint32_t name, kind, shapes;
+    bool operator==(const TableKey& o) const {
+      return name == o.name && kind == o.kind && shapes == o.shapes;
+    }
+  };
+  struct TableKeyHash {
+    size_t operator()(const TableKey& k) const {
+      return std::hash<uint64_t>()((uint64_t{k.name} << 32 | k.kind) ^ (uint64_t{k.shapes} * 0x9E3779B97F4A7C15ull));
+    }
   };
   struct Thread {
     std::vector<Frame> frames;  // by (start, longer first), stable
@@ -127,7 +189,11 @@ class LaunchContextBuilder {
   std::vector<const Frame*> last_frames_;  // the last stack interned, and its index
   uint32_t last_stack_ = 0;
   std::vector<uint32_t> ids_scratch_;
-  std::unordered_map<uint64_t, uint32_t> table_frames_;  // (name, kind) -> table index
+  std::unordered_map<TableKey, uint32_t, TableKeyHash> table_frames_;  // -> table index
+  uint32_t empty_id_ = UINT32_MAX;   // interned "" (frames without shapes)
+  uint32_t cpu_op_id_ = UINT32_MAX;  // interned "cpu_op"
+  bool has_shapes_ = false;
+  OpCalls last_op_calls_;
   const LaunchStackTable* table_for_frames_ = nullptr;
   std::vector<Launch> launches_;
 };

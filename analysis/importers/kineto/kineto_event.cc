@@ -5,6 +5,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "analysis/importers/common/import_util.h"
+#include "analysis/importers/common/launch_context.h"
 
 namespace qprof::importers {
 namespace {
@@ -34,6 +35,49 @@ bool IsIgnoredArg(std::string_view k) {
     if (k == s) return true;
   }
   return false;
+}
+
+// A JSON array's text without the whitespace between tokens (strings kept verbatim), so
+// equal arrays intern to one frame whatever the writer's indentation.
+void CompactJson(std::string_view raw, std::string* out) {
+  out->clear();
+  out->reserve(raw.size());
+  bool in_string = false, escaped = false;
+  for (char c : raw) {
+    if (in_string) {
+      out->push_back(c);
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
+    if (c == '"') in_string = true;
+    out->push_back(c);
+  }
+}
+
+// A JSON string literal for `s` (quotes and backslashes escaped, control bytes as \u00XX).
+void AppendJsonString(std::string_view s, std::string* out) {
+  out->push_back('"');
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out->push_back('\\');
+      out->push_back(c);
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out->append("\\u00");
+      out->push_back(kHex[(c >> 4) & 0xF]);
+      out->push_back(kHex[c & 0xF]);
+    } else {
+      out->push_back(c);
+    }
+  }
+  out->push_back('"');
 }
 
 }  // namespace
@@ -107,6 +151,9 @@ simdjson::error_code KinetoEventDecoder::Decode(od::object& obj, KinetoEvent* e)
   e->launch_kernel.clear();
   e->metrics.clear();
   e->text_ids.clear();
+  e->input_dims.clear();
+  e->input_types.clear();
+  e->concrete_inputs.clear();
   bool have_cat = false, is_complete = true;
   for (auto field_result : obj) {
     od::field field;
@@ -150,10 +197,16 @@ simdjson::error_code KinetoEventDecoder::Decode(od::object& obj, KinetoEvent* e)
         e->dur_ns = ns.value_or(0);
       }
     } else if (key == "args") {
+      if (have_cat && e->kind == KinetoEventKind::kCpuOp) {
+        // An operator's recorded shapes (record_shapes=True): the work of what it launched.
+        od::object args;
+        if (field.value().get_object().get(args) != simdjson::SUCCESS) continue;
+        SIMDJSON_TRY(DecodeOpShapes(args, e));
+        continue;
+      }
       if (have_cat && (e->kind == KinetoEventKind::kUserAnnotation ||
-                       e->kind == KinetoEventKind::kCpuOp ||
                        e->kind == KinetoEventKind::kPythonFunction)) {
-        continue;  // CPU frames need nothing from args (GPU annotations need device/stream)
+        continue;  // these frames need nothing from args (GPU annotations need device/stream)
       }
       od::object args;
       if (field.value().get_object().get(args) != simdjson::SUCCESS) continue;
@@ -161,6 +214,42 @@ simdjson::error_code KinetoEventDecoder::Decode(od::object& obj, KinetoEvent* e)
     }
   }
   if (!have_cat) e->kind = KinetoEventKind::kIgnored;
+  return simdjson::SUCCESS;
+}
+
+// "Input Dims" and "Input type" kept as compact JSON; "Concrete Inputs" rebuilt with the
+// values KeepConcreteValue keeps (others blank). The name comes before args in Kineto's
+// writer; when it does not, every value is kept blank but flags and lists.
+simdjson::error_code KinetoEventDecoder::DecodeOpShapes(od::object& args, KinetoEvent* e) {
+  for (auto field_result : args) {
+    od::field field;
+    SIMDJSON_TRY(std::move(field_result).get(field));
+    od::raw_json_string key = field.key();
+    const bool dims = key == "Input Dims";
+    const bool types = !dims && key == "Input type";
+    const bool concrete = !dims && !types && key == "Concrete Inputs";
+    if (!dims && !types && !concrete) continue;
+    od::array arr;
+    if (field.value().get_array().get(arr) != simdjson::SUCCESS) continue;
+    if (!concrete) {
+      std::string_view raw;
+      SIMDJSON_TRY(arr.raw_json().get(raw));
+      CompactJson(raw, dims ? &e->input_dims : &e->input_types);
+      continue;
+    }
+    std::string& out = e->concrete_inputs;
+    out.clear();
+    out.push_back('[');
+    bool first = true;
+    for (auto v : arr) {
+      std::string_view s;
+      if (v.get_string().get(s) != simdjson::SUCCESS) s = "";
+      if (!first) out.push_back(',');
+      first = false;
+      AppendJsonString(KeepConcreteValue(e->name, s) ? s : std::string_view(), &out);
+    }
+    out.push_back(']');
+  }
   return simdjson::SUCCESS;
 }
 

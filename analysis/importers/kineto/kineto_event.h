@@ -53,6 +53,9 @@ struct KinetoEvent {
   // hipLaunchKernel and friends write args "kernel"; CUDA's runtime records do not).
   std::string launch_kernel;
   std::vector<std::pair<std::string, double>> metrics;          // profiler ranges
+  // cpu_op recorded with record_shapes=True: "Input Dims", "Input type" and "Concrete
+  // Inputs" as compact JSON arrays (concrete values filtered by KeepConcreteValue).
+  std::string input_dims, input_types, concrete_inputs;
   // pid/tid given as text with no trailing number (or as numbers that do not fit): the text,
   // in document order, for IdNumbering to turn into numbers.
   enum class IdField : uint8_t { kPid, kTid };
@@ -78,6 +81,7 @@ class KinetoEventDecoder {
 
  private:
   simdjson::error_code DecodeArgs(simdjson::ondemand::object& args, KinetoEvent* out);
+  simdjson::error_code DecodeOpShapes(simdjson::ondemand::object& args, KinetoEvent* out);
   // pid/tid: a number, or text ending in one ("stream 7"); else the text goes to
   // KinetoEvent::text_ids (IdNumbering).
   simdjson::error_code ReadId(simdjson::ondemand::value v, KinetoEvent::IdField field,

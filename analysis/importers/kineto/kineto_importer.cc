@@ -366,8 +366,12 @@ void KinetoReader::Commit(KinetoEvent& e) {
       if (e.has_ts) {
         int64_t end = e.has_dur && e.dur_ns >= 0 ? e.ts_ns + e.dur_ns
                                                  : LaunchContextBuilder::kOpenEnd;
-        pending_.AddCpuFrame({e.pid_num, e.tid_num}, e.ts_ns, end, e.name,
-                             e.kind == KinetoEventKind::kCpuOp ? "cpu_op" : "python_function");
+        if (e.kind == KinetoEventKind::kCpuOp) {
+          pending_.AddCpuFrame({e.pid_num, e.tid_num}, e.ts_ns, end, e.name, "cpu_op",
+                               PackShapes(e.input_dims, e.input_types, e.concrete_inputs));
+        } else {
+          pending_.AddCpuFrame({e.pid_num, e.tid_num}, e.ts_ns, end, e.name, "python_function");
+        }
       }
       return;
     case KinetoEventKind::kGpuUserAnnotation:

@@ -94,8 +94,9 @@ void PendingTrace::AddCpuRange(ThreadKey thread, int64_t start, int64_t end,
 }
 
 void PendingTrace::AddCpuFrame(ThreadKey thread, int64_t start, int64_t end,
-                               const std::string& name, const char* kind) {
-  cpu_contexts_.AddFrame(thread, start, end, name, kind);
+                               const std::string& name, const char* kind,
+                               std::string_view shapes) {
+  cpu_contexts_.AddFrame(thread, start, end, name, kind, shapes);
 }
 
 void PendingTrace::AddGpuRange(ThreadKey stream, int64_t start, int64_t end,
@@ -118,7 +119,12 @@ void PendingTrace::JoinLaunches(proto::LaunchContextStats* stats) {
   LaunchStackTable table(stats);
   proto::LaunchContext ctx;
   uint64_t kernels = 0, no_correlation = 0, no_launch_record = 0;
+  // Only traces whose ops carry shapes list each call's kernels: nothing else reads them.
+  const bool list_calls = cpu_contexts_.has_shapes();
+  std::vector<OpCallOf> calls;
+  uint32_t next_index = 0;
   for (PendingGpu& p : gpu_) {
+    const uint32_t index = next_index++;
     const bool kernel = p.kind == proto::ACTIVITY_KIND_KERNEL;
     kernels += kernel;
     if (!p.has_correlation) {
@@ -137,7 +143,11 @@ void PendingTrace::JoinLaunches(proto::LaunchContextStats* stats) {
     cpu_contexts_.ContextAt(it->thread, it->ts_ns, api_names_[it->api], kernel, &table, &ctx);
     p.stack = ctx.stack();
     p.graph_launch = ctx.graph_launch();
+    if (list_calls && kernel && !p.graph_launch && cpu_contexts_.last_op_calls().inner != 0) {
+      calls.push_back({index, cpu_contexts_.last_op_calls()});
+    }
   }
+  if (!calls.empty()) ListCallKernels(calls, stats);
   if (gpu_range_count_ > 0) {
     for (PendingGpu& p : gpu_) {
       if (p.kind != proto::ACTIVITY_KIND_KERNEL) continue;
@@ -156,6 +166,32 @@ void PendingTrace::JoinLaunches(proto::LaunchContextStats* stats) {
   stats->set_method("Kineto: cpu_op / python_function / user_annotation events enclosing the "
                     "cuda_runtime or cuda_driver launch with the kernel's correlation id, on its "
                     "thread; gpu_user_annotation where the CPU side is missing");
+}
+
+// Groups the launches by call (sorted by call id, then event order) and interns each
+// call's kernels; every launch of the call points at the set.
+void PendingTrace::ListCallKernels(std::vector<OpCallOf>& calls, proto::LaunchContextStats* stats) {
+  KernelSetTable sets(stats);
+  std::vector<std::pair<std::string_view, std::string_view>> kernels;
+  for (const bool inner : {true, false}) {
+    auto call_of = [inner](const OpCallOf& c) { return inner ? c.calls.inner : c.calls.outer; };
+    std::sort(calls.begin(), calls.end(), [&](const OpCallOf& a, const OpCallOf& b) {
+      return call_of(a) != call_of(b) ? call_of(a) < call_of(b) : a.gpu < b.gpu;
+    });
+    for (size_t i = 0; i < calls.size();) {
+      size_t j = i;
+      kernels.clear();
+      for (; j < calls.size() && call_of(calls[j]) == call_of(calls[i]); ++j) {
+        kernels.emplace_back(*names_[gpu_[calls[j].gpu].name], calls[j].calls.inner_name);
+      }
+      const uint32_t set = sets.Intern(&kernels);
+      for (size_t k = i; k < j; ++k) {
+        PendingGpu& p = gpu_[calls[k].gpu];
+        (inner ? p.op_kernels : p.outer_op_kernels) = set;
+      }
+      i = j;
+    }
+  }
 }
 
 // cuda_profiler_range events carry the counters of one kernel launch each; the i-th range
@@ -326,6 +362,8 @@ void PendingTrace::FillActivity(const PendingGpu& p, int64_t base_ns, proto::Act
     }
     ctx->set_graph_launch(p.graph_launch);
     if (p.graph_capture) ctx->set_graph_capture(true);
+    ctx->set_op_kernels(p.op_kernels);
+    ctx->set_outer_op_kernels(p.outer_op_kernels);
   }
   if (p.has_reported_occupancy) {
     a->mutable_occupancy()->set_reported_est_occupancy_pct(p.reported_occupancy_pct);

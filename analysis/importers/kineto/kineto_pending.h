@@ -11,6 +11,8 @@
 //                         user_annotation frames enclosing the call (else the GPU
 //                         annotations on its stream), interned once per trace
 //                         (common/launch_context.h) into the header's launch_context_stats;
+//                         when cpu_ops carry shapes, the kernels each innermost and
+//                         outermost cpu_op call launched (kernel_sets);
 //   AttachProfilerRanges  the i-th cuda_profiler_range named N -> the i-th kernel named N;
 //   DescribeDevices       the devices the events used;
 //   Emit                  ranges, the launch-context tables, then activities, to the sink.
@@ -41,9 +43,10 @@ class PendingTrace {
   void AddLaunch(uint64_t correlation, ThreadKey thread, int64_t ts_ns, const std::string& api);
   // A user_annotation range: a path component and a launch-context frame.
   void AddCpuRange(ThreadKey thread, int64_t start, int64_t end, const std::string& name);
-  // A cpu_op or python_function event: a launch-context frame (`kind`).
+  // A cpu_op or python_function event: a launch-context frame (`kind`); `shapes` is the
+  // op's PackShapes (record_shapes=True) or "".
   void AddCpuFrame(ThreadKey thread, int64_t start, int64_t end, const std::string& name,
-                   const char* kind);
+                   const char* kind, std::string_view shapes = "");
   void AddGpuRange(ThreadKey stream, int64_t start, int64_t end, const std::string& name);
   void AddProfilerRange(KinetoEvent& e);
   size_t size() const { return gpu_.size(); }
@@ -82,6 +85,7 @@ class PendingTrace {
     uint32_t stack = 0;          // launch context (index into the header's stacks)
     bool graph_launch = false;
     bool graph_capture = false;  // `stack` is the capture-time context
+    uint32_t op_kernels = 0, outer_op_kernels = 0;  // kernel_sets of its op calls
     bool has_reported_occupancy = false;
     double reported_occupancy_pct = 0;  // Kineto's "est. achieved occupancy %"
     bool from_profiler_range = false;  // a kernel known only by its counter range
@@ -111,6 +115,13 @@ class PendingTrace {
   uint32_t ApiIndex(const std::string& api);
   void JoinGraphCaptures(const GraphCaptureSet& set, proto::LaunchContextStats* stats);
   void JoinLaunches(proto::LaunchContextStats* stats);
+  // The kernels each op call launched (`calls`: per kernel event index, its innermost and
+  // outermost cpu_op call and the innermost's name), interned into stats' kernel_sets.
+  struct OpCallOf {
+    uint32_t gpu;
+    LaunchContextBuilder::OpCalls calls;
+  };
+  void ListCallKernels(std::vector<OpCallOf>& calls, proto::LaunchContextStats* stats);
   void AttachProfilerRanges(proto::CollectorStats* collector);
   void DescribeDevices(proto::TraceHeader* header) const;
   void FillActivity(const PendingGpu& p, int64_t base_ns, proto::Activity* a) const;

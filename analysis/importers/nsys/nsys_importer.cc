@@ -238,9 +238,11 @@ absl::Status NsysReader::ReadRanges() {
     int64_t start = st.Int(start_col);
     int64_t stop = (end < 0 || st.IsNull(end)) ? RangeIndex::kOpenEnd : st.Int(end);
     if (type == kNvtxPushPop) {
+      // Per-call numbers out of emit_nvtx names: frames stay as many as the distinct ops and
+      // shapes (their sizes are kept: analysis/work reads them).
       contexts_.AddFrame({PidOf(gtid), TidOf(gtid)}, start,
-                         stop == RangeIndex::kOpenEnd ? LaunchContextBuilder::kOpenEnd : stop, name,
-                         "nvtx");
+                         stop == RangeIndex::kOpenEnd ? LaunchContextBuilder::kOpenEnd : stop,
+                         StripNvtxCallNumbers(name), "nvtx");
       ranges_.AddRange({PidOf(gtid), TidOf(gtid)}, start, stop, std::move(name));
     } else {
       r.set_path(name);

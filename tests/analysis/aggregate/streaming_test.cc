@@ -270,6 +270,14 @@ TEST(Partials, LaunchContextsAndOccupancyMergeTheSameWay) {
   EXPECT_TRUE(diagnosed);
   EXPECT_GT(whole.launch_summary().launches_with_context(), 0u);
   if (files.size() > 1) EXPECT_GT(whole.launch_summary().reported_compared(), 0u);
+  // The Qwen trace recorded its ops' shapes: the work derived from them (kernel rows and
+  // role ceilings) is part of what merges equally.
+  uint64_t with_work = 0;
+  for (const auto& k : whole.kernels()) with_work += k.work_launches();
+  if (files.size() > 1) {
+    EXPECT_GT(with_work, 0u);
+    EXPECT_GT(whole.ceilings().roles_size(), 0);
+  }
 }
 
 // Past the exact limits (a kernel with more launches than the quantiles keep, more steps

@@ -1,0 +1,82 @@
+// The work of one kernel launch, from the operator call that launched it (its launch
+// context, proto LaunchContext): resolved once per distinct (stack, kernel lists, kernel
+// name) of a trace by the aggregation, never per launch.
+//
+// Which op:
+//  - an MoE layer op (moe_work.h: IsMoeOp) anywhere among the stack's cpu_op frames, when
+//    it is the innermost or the outermost of them: its work needs the model's shape, so
+//    the launch carries the call's token count (needs_model) and ApplyModelShape fills
+//    flops and bytes at analysis time (`--model-shape`); never on nsys traces, which do not
+//    say which kernels one call launched;
+//  - else the innermost cpu_op frame (Kineto, record_shapes=True), or the innermost NVTX
+//    frame named the emit_nvtx way ("aten::mm, seq = 3, sizes = [[...]]"; dtypes from the
+//    kernel name), when its op has a rule (op_work.h).
+//  Kernels run from a CUDA graph carry no work: their context is the graph launch's.
+// Which kernel: "the work goes to the kernel that does it". Helper kernels (memsets,
+// fills, split-K reductions, layout conversions, epilogues, combines, routing, activation
+// and quantisation kernels: IsHelperKernel) of a GEMM, convolution, attention or MoE call
+// get none; the call's work is split evenly over the other kernels it launched, counted
+// from the per-call kernel list the importer recorded (LaunchContext.op_kernels /
+// outer_op_kernels; an MoE call's workers are its non-helper kernels whose own innermost op
+// has no rule: a shared expert's aten::mm inside the call keeps its own work). Every kernel
+// of a memory-bound op is a worker. Without a kernel list
+// (nsys), a worker kernel gets the whole call's work: one worker per call is assumed, and
+// the description says so.
+#ifndef QPROF_ANALYSIS_WORK_LAUNCH_WORK_H_
+#define QPROF_ANALYSIS_WORK_LAUNCH_WORK_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "analysis/work/model_shape.h"
+#include "analysis/work/op_work.h"
+#include "proto/trace.pb.h"
+
+namespace qprof::work {
+
+// Where a launch's work came from (KernelRow.work_source begins with it).
+namespace work_source {
+inline constexpr char kShapes[] = "derived from shapes";
+inline constexpr char kModel[] = "modelled from --model-shape";
+inline constexpr char kRegistry[] = "registry work model";
+}  // namespace work_source
+
+// One launch's share of its call's work.
+struct LaunchWork {
+  OpWork work;                // already scaled by `share` (flops, bytes, weight_bytes)
+  double share = 1;           // of the call's work
+  uint32_t workers = 0;       // worker launches of the call; 0 = not recorded (assumed 1)
+  // MoE calls: filled by ApplyModelShape.
+  bool needs_model = false;
+  double moe_tokens = 0;
+  double moe_hidden = 0;      // the call's hidden size, checked against the model's
+  double activation_bytes = 0;
+  bool moe_shared = false;
+  std::string moe_op;
+  // A key equal for equal work: what groups launches of one kernel row.
+  std::string Key() const;
+  // "aten::addmm [8944,1024]x[1024,1024]+[1024] bf16" plus the share when below 1.
+  std::string Describe() const;
+};
+
+enum class LaunchOutcome { kNone, kWork, kInvalid };
+
+struct LaunchWorkResult {
+  LaunchOutcome outcome = LaunchOutcome::kNone;
+  LaunchWork work;
+  std::string error;          // kInvalid
+};
+
+LaunchWorkResult ResolveLaunchWork(const proto::LaunchContextStats& tables,
+                                   const proto::LaunchContext& ctx, std::string_view kernel);
+
+// Fills an MoE launch's flops and bytes from the model; an error when the shape does not
+// fit the call (its hidden size differs, the model has no experts).
+absl::Status ApplyModelShape(const ModelShape& m, LaunchWork* w);
+
+bool IsHelperKernel(std::string_view kernel);
+
+}  // namespace qprof::work
+
+#endif  // QPROF_ANALYSIS_WORK_LAUNCH_WORK_H_
