@@ -95,10 +95,12 @@ LaunchWorkResult MoeLaunch(const proto::LaunchFrame& f, const proto::LaunchKerne
 
 bool IsHelperKernel(std::string_view kernel) {
   const std::string k = absl::AsciiStrToLower(std::string(kernel));
+  // Substrings specific enough to miss GEMM names: CUTLASS kernels end in "align1"/"align8",
+  // so MoE's align kernels are matched as "moe_align".
   static constexpr const char* kHelpers[] = {
       "memset", "fill", "splitkreduce", "splitk_reduce", "reducesplitk", "reduction::",
       "epilogue::impl::globalkernel", "nchwtonhwc", "nhwctonchw", "computeoffsets", "combine",
-      "elementwise_kernel", "catarraybatchedcopy", "topk", "align", "gating", "softmax",
+      "elementwise_kernel", "catarraybatchedcopy", "topk", "moe_align", "gating", "softmax",
       "sort", "histogram", "silu", "gelu", "act_and_mul", "moe_sum", "finalize", "permute",
       "scatter", "gather", "quant", "reduce_kernel", "copy", "expert_offsets", "shuffle",
       "routing"};

@@ -54,6 +54,10 @@ const OpArg* Largest(const OpCall& call) {
 
 OpWorkResult MemoryWork(const OpCall& call) {
   const OpArg* largest = Largest(call);
+  const bool fill = call.op == "aten::fill_" || call.op == "aten::zero_";
+  if (largest == nullptr && fill && !call.args.empty() && call.args[0].dtype) {
+    largest = &call.args[0];  // a 0-dim tensor filled (below)
+  }
   if (largest == nullptr) return Invalid(call, "no tensor inputs");
   bool known = true;
   double read = 0, written = 0;
@@ -65,9 +69,16 @@ OpWorkResult MemoryWork(const OpCall& call) {
     }
     read = ArgBytes(call.args[1], &known);
     written = ArgBytes(call.args[0], &known);
-  } else if (op == "aten::fill_" || op == "aten::zero_") {
-    if (!call.args[0].IsTensor()) return Invalid(call, "fills a non-tensor");
-    written = ArgBytes(call.args[0], &known);
+  } else if (fill) {
+    // A 0-dim tensor (torch.tensor(0.).fill_, scalar_tensor, ones_like of one) records
+    // Input Dims [] with a tensor type: one element, unlike a Scalar argument.
+    const OpArg& t = call.args[0];
+    if (!t.is_list && t.dims.empty() && t.dtype) {
+      written = t.dtype->bytes;
+    } else {
+      if (!t.IsTensor()) return Invalid(call, "fills a non-tensor");
+      written = ArgBytes(t, &known);
+    }
   } else if (op == "aten::cat") {
     if (call.args.empty() || !call.args[0].is_list) return Invalid(call, "cat without a tensor list");
     read = ArgBytes(call.args[0], &known);

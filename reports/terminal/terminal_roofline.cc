@@ -54,8 +54,9 @@ void ProfileAchieved(const proto::Profile& p, TermCtx& c) {
   }
   if (rows.empty()) return;
   c.Line();
+  // The other columns and gaps take 66 characters at their widest ("1.52 TB/s", "tensor_bf16").
   const size_t name_w = c.o.wide ? std::string::npos
-                                 : static_cast<size_t>(std::max(16, c.width - 74));
+                                 : static_cast<size_t>(std::max(12, c.width - 66));
   TextTable t({{"#", TextTable::kRight}, {"kernel"}, {"TFLOP/s", TextTable::kRight},
                {"GB/s", TextTable::kRight}, {"roof"}, {"of roof", TextTable::kRight},
                {"bound"}, {"launches", TextTable::kRight}});

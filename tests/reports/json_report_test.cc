@@ -37,7 +37,8 @@ TEST(JsonReportTest, TensorPipePctAppearsOnlyWhenMeasured) {
   auto without = ProfileToJson(testing::MakeFixtureProfile("mxfp4", false));
   ASSERT_TRUE(without.ok());
   EXPECT_EQ(without->find("tensor_pipe_pct"), std::string::npos);
-  EXPECT_EQ(without->find("achieved_gbps"), std::string::npos);
+  // achieved_gbps is not a metric: it comes from the rows' work (the fixture gives some rows
+  // work), so it may appear either way.
 
   auto with = ProfileToJson(testing::MakeFixtureProfile("mxfp4", true));
   ASSERT_TRUE(with.ok());

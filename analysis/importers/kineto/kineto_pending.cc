@@ -178,18 +178,32 @@ void PendingTrace::ListCallKernels(std::vector<OpCallOf>& calls, proto::LaunchCo
     std::sort(calls.begin(), calls.end(), [&](const OpCallOf& a, const OpCallOf& b) {
       return call_of(a) != call_of(b) ? call_of(a) < call_of(b) : a.gpu < b.gpu;
     });
+    // Sets are interned in the order of each call's first kernel event (document order), not
+    // of the call ids, which depend on how the document was cut into batches: one trace,
+    // read on one thread or several, gets the same table.
+    struct Group {
+      uint32_t first_gpu;
+      size_t begin, end;
+    };
+    std::vector<Group> groups;
     for (size_t i = 0; i < calls.size();) {
       size_t j = i;
+      for (; j < calls.size() && call_of(calls[j]) == call_of(calls[i]); ++j) {}
+      groups.push_back({calls[i].gpu, i, j});  // calls[i].gpu is the smallest: sorted by gpu
+      i = j;
+    }
+    std::sort(groups.begin(), groups.end(),
+              [](const Group& a, const Group& b) { return a.first_gpu < b.first_gpu; });
+    for (const Group& g : groups) {
       kernels.clear();
-      for (; j < calls.size() && call_of(calls[j]) == call_of(calls[i]); ++j) {
-        kernels.emplace_back(*names_[gpu_[calls[j].gpu].name], calls[j].calls.inner_name);
+      for (size_t k = g.begin; k < g.end; ++k) {
+        kernels.emplace_back(*names_[gpu_[calls[k].gpu].name], calls[k].calls.inner_name);
       }
       const uint32_t set = sets.Intern(&kernels);
-      for (size_t k = i; k < j; ++k) {
+      for (size_t k = g.begin; k < g.end; ++k) {
         PendingGpu& p = gpu_[calls[k].gpu];
         (inner ? p.op_kernels : p.outer_op_kernels) = set;
       }
-      i = j;
     }
   }
 }

@@ -89,7 +89,10 @@ TEST(Streaming, KinetoOnWorkerThreadsEqualsOneThread) {
     auto a = importers::ImportFile(f, one);
     auto b = importers::ImportFile(f, many);
     ASSERT_TRUE(a.ok() && b.ok()) << f;
-    EXPECT_TRUE(MessageDifferencer::Equals(*a, *b)) << f;
+    std::string diff;
+    MessageDifferencer d;
+    d.ReportDifferencesToString(&diff);
+    EXPECT_TRUE(d.Compare(*a, *b)) << f << ": " << diff.substr(0, 2000);
   }
 }
 

@@ -23,7 +23,7 @@ std::string Lower(std::string s) {
 double ElemBytes(const std::string& t) {
   if (t == "c10::BFloat16" || t == "c10::Half" || t == "short int") return 2;
   if (t == "float" || t == "int") return 4;
-  if (t == "double" || t == "long int") return 8;
+  if (t == "double" || t == "long int" || t == "long") return 8;  // both spellings occur
   if (t == "bool" || t == "unsigned char" || t == "signed char" || t == "c10::Float8_e4m3fn") return 1;
   return 0;  // not a tensor type (Scalar, TensorList, ...): no bytes, or unknown
 }
@@ -214,8 +214,17 @@ OracleWork OpWorkOracle(const RawOp& op, const std::string& kernel) {
   } else if (op.name == "aten::copy_") {
     w.bytes = Bytes(a[0], &known) + Bytes(a[1], &known);
   } else if (op.name == "aten::fill_" || op.name == "aten::zero_") {
-    w.bytes = Bytes(a[0], &known);
+    // A 0-dim tensor (Input Dims [], a tensor type) is one element.
+    w.bytes = a[0].dims.empty() && !a[0].list ? ElemBytes(a[0].type) : Bytes(a[0], &known);
+    if (w.bytes == 0) known = false;
   } else if (op.name == "aten::cat") {
+    // Recorded without its tensors' sizes ("Input Dims" [[], []]): no work to derive.
+    bool sized = !a.empty() && a[0].list;
+    if (sized) {
+      sized = false;
+      for (const auto& t : a[0].list_dims) sized |= !t.empty();
+    }
+    if (!sized) return w;
     // A TensorList records no dtype; ATen's copy kernel names its element size.
     const size_t at = kernel.find("OpaqueType<");
     const double size = at == std::string::npos ? 0 : std::atof(kernel.c_str() + at + 11);

@@ -94,7 +94,8 @@ std::string VllmTrace() {
       w.Launch("void moe::dev::finalize::finalizeKernel<KernelParams>(KernelParams)", t + 60, 2);
       t += 100;
     }
-    w.Frame("user_annotation", "ProfilerStep#" + std::to_string(s + 1), step0 - 50, t - step0 + 40);
+    // Steps do not overlap, as torch.profiler's do not.
+    w.Frame("user_annotation", "ProfilerStep#" + std::to_string(s + 1), step0 - 5, t - step0 - 10);
   }
   return w.Json();
 }
