@@ -649,6 +649,20 @@ void WarnWork(const ProfileState& state, const AnalyzeOptions& options, proto::P
   }
 }
 
+// A span past 2^53 ns (104 days) is a trace whose bulk itself spans that long or mixes
+// clocks the importers could not tell apart: the JSON report still writes it exact
+// (reports/json/json_numbers.h), and says that a reader parsing doubles rounds it.
+void WarnSpanBeyondJson(proto::Profile* profile) {
+  constexpr uint64_t kTwoTo53 = uint64_t{1} << 53;
+  const uint64_t span = std::max(profile->totals().span_ns(), profile->idle().span_ns());
+  if (span <= kTwoTo53) return;
+  Warn(profile, "span_beyond_2_53",
+       absl::StrFormat("the traces span %d ns (%.0f days), beyond 2^53 ns: the figures are "
+                       "exact in the JSON report, but a reader that parses numbers as doubles "
+                       "rounds them; the timestamps likely mix two clocks",
+                       span, static_cast<double>(span) / 86400e9));
+}
+
 void WarnUnknownKernels(proto::Profile* profile) {
   uint64_t unknown_time = 0;
   for (const auto& k : profile->kernels()) {
@@ -703,6 +717,7 @@ absl::StatusOr<proto::Profile> AnalyzeState(const ProfileState& state,
   WarnCommSplit(state, verdicts, &profile);
   WarnWork(state, options, &profile);
   WarnUnknownKernels(&profile);
+  WarnSpanBeyondJson(&profile);
   return profile;
 }
 

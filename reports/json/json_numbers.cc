@@ -138,9 +138,11 @@ class Rewriter {
         !absl::SimpleAtoi(absl::string_view(magnitude.data(), magnitude.size()), &v)) {
       return Bad(absl::StrCat("64-bit integer expected, found ", std::string(*tok)));
     }
-    if (v > kMaxJsonSafeInteger && !c.unbounded) {
+    // Beyond 2^53 (only a trace whose timestamps span over 104 days, which the analysis
+    // warns about): still written, exact in the text, rather than losing the whole report.
+    if (v > kMaxJsonSafeInteger && !c.unbounded && digits.front() == '-') {
       return absl::OutOfRangeError(absl::StrCat(
-          Path(), " = ", std::string(digits), " is beyond 2^53, which JSON readers cannot hold exactly"));
+          Path(), " = ", std::string(digits), " is below -2^53, which JSON readers cannot hold exactly"));
     }
     out_.append(digits);
     return absl::OkStatus();

@@ -9,8 +9,10 @@
 // Int64FieldsAsNumbers() takes the text protobuf printed for a message of type `type` and
 // removes the quotes around the values of exactly those fields (singular, repeated and map
 // values; map keys stay strings, as JSON requires), guided by the descriptor. Every other
-// byte is kept. A value beyond 2^53 in magnitude is an error naming the field: it would
-// not survive a double-based reader, and no duration or count is expected to reach it.
+// byte is kept. A negative value below -2^53 is an error naming the field. A positive one
+// beyond 2^53 (a span over 104 days: timestamps from two clocks in one trace, which the
+// analysis warns about as `span_beyond_2_53`) is written, exact in the text, rather than
+// costing the user the whole report; a reader that parses doubles rounds it.
 // The one exception is a wall-clock instant, a field named `*_unix_ns` (RunInfo's
 // start_unix_ns, about 1.8e18 today): it is written as a number too, exact in the text
 // (Python's json and jq 1.7 keep every digit); a reader that parses numbers as doubles
@@ -36,8 +38,7 @@ inline constexpr uint64_t kMaxJsonSafeInteger = uint64_t{1} << 53;
 
 // `json` must be protobuf's output for a message of `type` with proto field names
 // (preserve_proto_field_names). InvalidArgument on text it cannot follow; OutOfRange when
-// a 64-bit value other than a `*_unix_ns` instant exceeds kMaxJsonSafeInteger (the message
-// names the field path).
+// a negative 64-bit value is below -kMaxJsonSafeInteger (the message names the field path).
 // True for fields exempt from the 2^53 bound: wall-clock instants, named `*_unix_ns`.
 bool IsUnixInstantField(const google::protobuf::FieldDescriptor* field);
 

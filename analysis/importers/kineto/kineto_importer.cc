@@ -401,7 +401,7 @@ void KinetoReader::Finish(bool truncated, const std::string& truncation_detail, 
   pending_.Emit(base_ns_, trace_.mutable_header(), sink, join_);
   proto::CollectorStats* c = trace_.mutable_header()->mutable_collector();
   c->set_records_total(pending_.size());
-  c->set_records_invalid(skipped_ + invalid_times_ + implausible_);
+  c->set_records_invalid(skipped_ + invalid_times_ + implausible_ + pending_.outliers());
   if (skipped_ > 0) {
     c->add_warnings(absl::StrCat(skipped_, " events could not be read and were skipped (first at "
                                            "byte ", first_skipped_offset_, ")"));

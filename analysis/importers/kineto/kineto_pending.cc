@@ -418,10 +418,48 @@ void PendingTrace::Emit(int64_t base_ns, proto::TraceHeader* header, TraceSink* 
     if (a.device != b.device) return a.device < b.device;
     return a.stream < b.stream;
   });
+  // Timestamp outliers (kOutlierGapNs): events are in start order, so the kept ones are
+  // the range [lo, hi) of `order`; each cut drops the smaller side of its largest gap.
+  size_t lo = 0, hi = order.size();
+  std::string where;
+  for (int cut = 0; cut < kMaxOutlierCuts && hi - lo > 2; ++cut) {
+    size_t at = 0;  // the gap between order[at - 1] and order[at]
+    int64_t gap = -1;
+    for (size_t k = lo + 1; k < hi; ++k) {
+      const int64_t g = gpu_[order[k]].start - gpu_[order[k - 1]].start;
+      if (g > gap) {
+        gap = g;
+        at = k;
+      }
+    }
+    const size_t left = at - lo, right = hi - at;
+    if (gap <= kOutlierGapNs || left == right) break;
+    const bool drop_left = left < right;
+    const int64_t rest_extent = drop_left ? gpu_[order[hi - 1]].start - gpu_[order[at]].start
+                                          : gpu_[order[at - 1]].start - gpu_[order[lo]].start;
+    if (static_cast<double>(gap) <= kOutlierGapRatio * static_cast<double>(std::max<int64_t>(rest_extent, 1000))) {
+      break;
+    }
+    const PendingGpu& first = gpu_[order[drop_left ? lo : at]];
+    if (where.empty()) {
+      where = absl::StrCat(*names_[first.name], " at ts ", (first.start + base_ns) / 1000,
+                           " us, ", gap / 1000000000, " s ", drop_left ? "before" : "after",
+                           " the other events");
+    }
+    outliers_ += drop_left ? left : right;
+    (drop_left ? lo : hi) = at;
+  }
+  if (outliers_ > 0) {
+    header->mutable_collector()->add_warnings(absl::StrCat(
+        outliers_, " GPU events lie far outside the rest of the trace (the first: ", where,
+        "; beyond a gap of more than a day and ", kOutlierGapRatio,
+        " times the rest's extent: a timestamp from another clock) and were left out of "
+        "the span, idle time, timeline and every total"));
+  }
   proto::Activity a;
-  for (uint32_t i : order) {
+  for (size_t k = lo; k < hi; ++k) {
     a.Clear();
-    FillActivity(gpu_[i], base_ns, &a);
+    FillActivity(gpu_[order[k]], base_ns, &a);
     sink->TakeActivity(&a);
   }
 }

@@ -50,6 +50,18 @@ class PendingTrace {
   void AddGpuRange(ThreadKey stream, int64_t start, int64_t end, const std::string& name);
   void AddProfilerRange(KinetoEvent& e);
   size_t size() const { return gpu_.size(); }
+  // GPU events Emit left out as timestamp outliers (kOutlierGapNs).
+  uint64_t outliers() const { return outliers_; }
+
+  // A GPU event whose start lies beyond a gap of more than a day from the rest, when the gap
+  // is also over kOutlierGapRatio times the rest's own extent (first to last start) and the
+  // rest holds more events, is a timestamp from another clock (an epoch-based ts among
+  // relative ones, a writer bug): it would stretch the span, idle time and timeline by
+  // decades (and past 2^53 ns). Emit leaves such events out, largest gap first, at most
+  // kMaxOutlierCuts times, with a warning naming how many and where.
+  static constexpr int64_t kOutlierGapNs = int64_t{86400} * 1000 * 1000 * 1000;
+  static constexpr double kOutlierGapRatio = 1e4;
+  static constexpr int kMaxOutlierCuts = 4;
 
   // Resolves everything and hands it to `sink`, times shifted by `base_ns`; keeps the
   // devices used in `header`, adds the counter-join statistics to its collector and the
@@ -127,6 +139,7 @@ class PendingTrace {
   void FillActivity(const PendingGpu& p, int64_t base_ns, proto::Activity* a) const;
 
   std::deque<PendingGpu> gpu_;  // a deque: growing it never copies what it holds
+  uint64_t outliers_ = 0;
   std::unordered_map<std::string, uint32_t> name_index_;
   std::vector<const std::string*> names_;
   std::vector<std::vector<std::pair<std::string, std::string>>> args_;
