@@ -1,5 +1,6 @@
 #include "analysis/classify/context_rules.h"
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "analysis/classify/name_rules.h"
@@ -166,6 +167,29 @@ std::string DisplayFrame(const Frame& f) {
 
 }  // namespace
 
+namespace {
+
+// What one frame's key matches: the first context rule and the format it names. Stacks
+// share their frames (a trace has thousands of stacks over a few hundred frame names), so
+// each key is matched against the rules once per thread, not once per stack it appears in.
+struct FrameMatch {
+  const ContextRule* rule = nullptr;
+  std::string format;
+};
+
+const FrameMatch& MatchFrame(std::string_view key) {
+  thread_local absl::flat_hash_map<std::string, FrameMatch> memo;
+  auto it = memo.find(absl::string_view(key.data(), key.size()));
+  if (it != memo.end()) return it->second;
+  if (memo.size() >= 65536) memo.clear();  // bounded: keys are frame names, few per trace
+  FrameMatch m;
+  m.rule = FirstRule(key);
+  m.format = FormatOfFrame(key);
+  return memo.emplace(std::string(key), std::move(m)).first->second;
+}
+
+}  // namespace
+
 ContextVerdict MatchContext(const std::vector<Frame>& frames) {
   ContextVerdict v;
   const ContextRule* weak = nullptr;
@@ -173,10 +197,10 @@ ContextVerdict MatchContext(const std::vector<Frame>& frames) {
   const Frame* decided = nullptr;
   for (size_t i = frames.size(); i-- > 0;) {
     const Frame& f = frames[i];
-    const std::string_view key = FrameKey(f.name);
-    if (v.format.empty()) v.format = FormatOfFrame(key);
+    const FrameMatch& m = MatchFrame(FrameKey(f.name));
+    if (v.format.empty()) v.format = m.format;
     if (decided != nullptr) continue;
-    const ContextRule* r = FirstRule(key);
+    const ContextRule* r = m.rule;
     if (r == nullptr) continue;
     if (r->weak) {
       if (weak == nullptr) { weak = r; weak_frame = &f; }

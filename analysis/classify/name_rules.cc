@@ -312,9 +312,11 @@ const std::vector<FormatRule>& FormatRules() {
 bool GlobMatch(std::string_view p, std::string_view t) {
   // Iterative glob with single-star backtracking: O(|p| * |t|) worst case.
   size_t pi = 0, ti = 0, star = std::string_view::npos, mark = 0;
+  // ASCII case folding inline: std::tolower is a locale-aware call per character, and this
+  // loop runs over every frame and kernel name a trace has.
   auto eq = [](char a, char b) {
-    return std::tolower(static_cast<unsigned char>(a)) ==
-           std::tolower(static_cast<unsigned char>(b));
+    auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; };
+    return lower(a) == lower(b);
   };
   while (ti < t.size()) {
     if (pi < p.size() && (p[pi] == '?' || (p[pi] != '*' && eq(p[pi], t[ti])))) {
