@@ -7,6 +7,8 @@
 #   nsys 1M kernel rows  < 1.0 s wall, peak RSS < 1/3 of the file
 #   nsys 10M kernel rows (~1 GB)  peak RSS < 1 GB
 #   Kineto JSON  >= 50x json.load (wall), peak RSS < 1/4 of the file
+#   nsys 1M kernel rows  <= 1.5x the sqlite3 CLI's kernel-name join
+#   small real files (4k-kernel nsys export, 5 MB Kineto JSON)  < 50 ms each
 # The machine is shared: the load average is printed, and CPU time (what this process used)
 # next to wall time. Files go to $TMPDIR (default /tmp) and are deleted at the end.
 #   BUILD=build BASE=/path/old/qprof REPEAT=3 bash bench/ingest_bench.sh [KINETO_MB] [KERNELS] [BIG_KERNELS]
@@ -54,6 +56,23 @@ done
 # where other work holds the second core, decoding on worker threads cannot gain.
 run "analyze, 1 thread" kineto.json "$build/bench/ingest_bench" --analyze --threads 1 "$dir/kineto.json"
 run "python3 json.load" kineto.json python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$dir/kineto.json"
+# The nsys floor: the sqlite3 CLI joining every kernel row to its name (what any reader of the
+# export must at least do).
+join="SELECT s.value, k.start, k.end FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.demangledName"
+command -v sqlite3 >/dev/null && run "sqlite3 name join" nsys_1m.sqlite sqlite3 "$dir/nsys_1m.sqlite" "$join"
+# Small real inputs (the fixed cost a notebook loop or a shell feels): a 4k-kernel nsys
+# export and the 5 MB h100_qwen Kineto JSON (decompressed here), with their floors.
+testdata=${QPROF_TESTDATA:-../shared/testdata}
+if [ -f "$testdata/nsys/h100x2_train_before.sqlite" ] && [ -f "$testdata/kineto/h100_qwen1.5-0.5b_inference.json.gz" ]; then
+  cp "$testdata/nsys/h100x2_train_before.sqlite" "$dir/small.sqlite"
+  gzip -dc "$testdata/kineto/h100_qwen1.5-0.5b_inference.json.gz" > "$dir/small.json"
+  for f in small.sqlite small.json; do
+    run "qprof analyze" "$f" "$qprof" analyze "$dir/$f"
+    [ -n "$base" ] && run "base qprof analyze" "$f" "$base" analyze "$dir/$f"
+  done
+  command -v sqlite3 >/dev/null && run "sqlite3 name join" small.sqlite sqlite3 "$dir/small.sqlite" "$join"
+  run "python3 json.load" small.json python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$dir/small.json"
+fi
 if [ "$big" != 0 ]; then
   run "qprof analyze" nsys_big.sqlite "$qprof" analyze "$dir/nsys_big.sqlite"
   [ -n "$base" ] && [ "${BASE_BIG:-0}" = 1 ] && run "base qprof analyze" nsys_big.sqlite "$base" analyze "$dir/nsys_big.sqlite"
@@ -97,6 +116,14 @@ if q and p:
 if one and p:
     print("  Kineto on one thread: %.1fx json.load in wall time, %.1fx in CPU time" % (p[0] / one[0], p[1] / one[1]))
     target(q[2] < size["kineto.json"] / 4, "Kineto: peak RSS %.1f MB vs < %.1f MB (1/4 of the file)" % (q[2], size["kineto.json"] / 4))
+j = med.get(("sqlite3 name join", "nsys_1m.sqlite"))
+q = med.get(("qprof analyze", "nsys_1m.sqlite"))
+if j and q:
+    target(q[0] <= 1.5 * j[0], "nsys 1M rows: %.2fx the sqlite3 name join (%.2f s) vs <= 1.5x" % (q[0] / j[0], j[0]))
+for f in ("small.sqlite", "small.json"):
+    q = med.get(("qprof analyze", f))
+    if q:
+        target(q[0] < 0.05, "%s (%.1f MB): %.3f s wall vs < 0.05 s" % (f, size[f], q[0]))
 b = med.get(("base qprof analyze", "nsys_1m.sqlite"))
 q = med.get(("qprof analyze", "nsys_1m.sqlite"))
 if b and q:
