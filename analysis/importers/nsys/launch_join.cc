@@ -11,6 +11,24 @@ uint32_t PidOf(int64_t global) { return static_cast<uint32_t>((global >> 24) & 0
 
 }  // namespace
 
+// The heap order of Process::late: the smallest entry on top.
+bool RuntimeJoin::LaterFirst(const Entry& a, const Entry& b) { return b < a; }
+
+const RuntimeJoin::Entry& RuntimeJoin::Process::Front() const {
+  if (late.empty()) return window.front();
+  if (window.empty() || late.front() < window.front()) return late.front();
+  return window.front();
+}
+
+void RuntimeJoin::Process::PopFront() {
+  if (!late.empty() && (window.empty() || late.front() < window.front())) {
+    std::pop_heap(late.begin(), late.end(), LaterFirst);
+    late.pop_back();
+  } else {
+    window.pop_front();
+  }
+}
+
 absl::Status RuntimeJoin::Fill() {
   while (in_windows_ < window_ && !exhausted_ && !failed_) {
     ASSIGN_OR_RETURN(bool row, runtime_.Step());
@@ -28,7 +46,8 @@ absl::Status RuntimeJoin::Fill() {
     if (p.window.empty() || !(e < p.window.back())) {
       p.window.push_back(e);
     } else {
-      p.window.insert(std::upper_bound(p.window.begin(), p.window.end(), e), e);
+      p.late.push_back(e);
+      std::push_heap(p.late.begin(), p.late.end(), LaterFirst);
     }
     ++in_windows_;
   }
@@ -44,9 +63,9 @@ absl::StatusOr<std::optional<RuntimeJoin::Launch>> RuntimeJoin::Find(uint32_t pi
   }
   Process& p = *last_process_;
   // Hand over every row up to the id asked for, reading ahead as the window empties.
-  while (!failed_ && !p.window.empty() && p.window.front().corr <= correlation) {
-    const Entry e = p.window.front();
-    p.window.pop_front();
+  while (!failed_ && !p.Empty() && p.Front().corr <= correlation) {
+    const Entry e = p.Front();
+    p.PopFront();
     --in_windows_;
     if (p.recent.empty() || p.recent.back().corr != e.corr) {  // else a later duplicate
       p.recent.push_back(e);

@@ -213,10 +213,20 @@ absl::Status NsysReader::ReadHostCalls() {
 absl::Status NsysReader::ReadRanges() {
   ASSIGN_OR_RETURN(Columns c, db_->TableColumns("NVTX_EVENTS"));
   if (!c.Has("start") || !c.Has("eventType")) return absl::OkStatus();
-  ASSIGN_OR_RETURN(SqliteStmt st, db_->Prepare(c.SelectAll("NVTX_EVENTS")));
-  const int text = c.Index("text"), text_id = c.Index("textId"), end = c.Index("end");
-  const int type_col = c.Index("eventType"), tid_col = c.Index("globalTid"),
-            start_col = c.Index("start");
+  // Only the columns read, and only push/pop and start/end ranges (marks, domains and
+  // categories are other event types): NVTX_EVENTS also holds payloads and JSON text.
+  std::vector<std::string> cols;
+  auto pick = [&](const char* name) {
+    if (!c.Has(name)) return -1;
+    cols.push_back(absl::StrCat("\"", name, "\""));
+    return static_cast<int>(cols.size() - 1);
+  };
+  const int start_col = pick("start"), type_col = pick("eventType"), end = pick("end");
+  const int text = pick("text"), text_id = pick("textId"), tid_col = pick("globalTid");
+  ASSIGN_OR_RETURN(SqliteStmt st,
+                   db_->Prepare(absl::StrCat("SELECT ", absl::StrJoin(cols, ", "),
+                                             " FROM NVTX_EVENTS WHERE eventType IN (",
+                                             kNvtxPushPop, ", ", kNvtxStartEnd, ")")));
   absl::Status status;
   proto::NvtxRange r;
   while (true) {
