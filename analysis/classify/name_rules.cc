@@ -2,6 +2,8 @@
 
 #include <cctype>
 
+#include "absl/container/flat_hash_map.h"
+
 namespace qprof::classify {
 
 // THE TABLE. Read top to bottom; first row with an opinion wins, separately for class and
@@ -336,7 +338,9 @@ bool GlobMatch(std::string_view p, std::string_view t) {
   return pi == p.size();
 }
 
-NameRuleMatch MatchNameRules(std::string_view name) {
+namespace {
+
+NameRuleMatch MatchNameRulesUncached(std::string_view name) {
   NameRuleMatch m;
   m.format = "unknown";
   for (const NameRule& r : NameRules()) {
@@ -362,6 +366,19 @@ NameRuleMatch MatchNameRules(std::string_view name) {
     }
   }
   return m;
+}
+
+}  // namespace
+
+NameRuleMatch MatchNameRules(std::string_view name) {
+  // A kernel's name is matched by the ingest (comm or not), the classifier and the role
+  // table; names are long (templated kernels run to kilobytes) and the table has hundreds
+  // of rows, so each distinct name is matched once per thread (bounded).
+  thread_local absl::flat_hash_map<std::string, NameRuleMatch> memo;
+  auto it = memo.find(absl::string_view(name.data(), name.size()));
+  if (it != memo.end()) return it->second;
+  if (memo.size() >= 65536) memo.clear();
+  return memo.emplace(std::string(name), MatchNameRulesUncached(name)).first->second;
 }
 
 }  // namespace qprof::classify
