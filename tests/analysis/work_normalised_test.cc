@@ -15,27 +15,15 @@
 #include "analysis/diff/diff.h"
 #include "analysis/importers/import.h"
 #include "gtest/gtest.h"
+#include "tests/analysis/raw_nsys.h"
 
 namespace qprof {
 namespace {
 
-std::string TestDataDir() {
-  if (const char* env = std::getenv("QPROF_TESTDATA"); env && *env) return env;
-  return std::string(QPROF_SOURCE_DIR) + "/../shared/testdata";
-}
-
-// One number from a query on the raw export.
-double Query(const std::string& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
-  sqlite3_stmt* st = nullptr;
-  EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr), SQLITE_OK) << sql;
-  double v = NAN;
-  if (st && sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_double(st, 0);
-  sqlite3_finalize(st);
-  sqlite3_close(db);
-  return v;
-}
+using testing_raw::CommKernels;
+using testing_raw::CommPerCall;
+using testing_raw::Query;
+using testing_raw::TestDataDir;
 
 // Time per call of kernels whose short name starts with `prefix`, from the raw table.
 double PerCall(const std::string& path, const std::string& prefix) {
@@ -49,24 +37,6 @@ double Calls(const std::string& path, const std::string& prefix) {
   return Query(path,
                "SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON "
                "s.id = k.shortName WHERE s.value LIKE '" + prefix + "%'");
-}
-
-// The comm role as the analyzer assigns it, computed from the raw tables: NCCL kernels by
-// name, and every kernel whose launch call ran inside an all-to-all NVTX range on the
-// launching thread (DeepSpeed's AllToAll4D packs its buffers with elementwise and cat
-// kernels there: launch-context rule "*alltoall*", analysis/classify/context_rules.cc).
-std::string CommKernels() {
-  return "SELECT k.start AS s, k.end AS e FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds sn "
-         "ON sn.id = k.shortName LEFT JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON r.correlationId = "
-         "k.correlationId AND (r.globalTid >> 24) = (k.globalPid >> 24) WHERE sn.value LIKE "
-         "'ncclDevKernel%' OR EXISTS (SELECT 1 FROM NVTX_EVENTS n LEFT JOIN StringIds t ON "
-         "t.id = n.textId WHERE n.globalTid = r.globalTid AND n.start <= r.start AND (n.end IS "
-         "NULL OR r.start < n.end) AND lower(coalesce(n.text, t.value)) GLOB '*alltoall*')";
-}
-
-double CommPerCall(const std::string& path) {
-  return Query(path, "WITH c AS (" + CommKernels() +
-                         ") SELECT CAST(SUM(e - s) AS REAL) / COUNT(*) FROM c");
 }
 
 double CommCalls(const std::string& path) {

@@ -1,8 +1,6 @@
 // The regression gate (`qprof diff --max-regression`, analysis/diff/verdict.h) through the
 // API the command calls, on the shared before/after nsys pair: the expected change of the
 // comm role per call is computed here from the raw SQLite tables, not by the analyzer.
-#include <sqlite3.h>
-
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -10,41 +8,13 @@
 
 #include "api/diff.h"
 #include "gtest/gtest.h"
+#include "tests/analysis/raw_nsys.h"
 
 namespace qprof::api {
 namespace {
 
-std::string TestDataDir() {
-  if (const char* env = std::getenv("QPROF_TESTDATA"); env && *env) return env;
-  return std::string(QPROF_SOURCE_DIR) + "/../shared/testdata";
-}
-
-double Query(const std::string& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
-  sqlite3_stmt* st = nullptr;
-  EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr), SQLITE_OK) << sql;
-  double v = NAN;
-  if (st && sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_double(st, 0);
-  sqlite3_finalize(st);
-  sqlite3_close(db);
-  return v;
-}
-
-// The comm role as the analyzer assigns it, from the raw tables: NCCL kernels by name, and
-// every kernel launched inside an all-to-all NVTX range on the launching thread
-// (analysis/classify/context_rules.cc, "*alltoall*").
-double CommPerCall(const std::string& path) {
-  return Query(
-      path,
-      "WITH c AS (SELECT k.start AS s, k.end AS e FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN "
-      "StringIds sn ON sn.id = k.shortName LEFT JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON "
-      "r.correlationId = k.correlationId AND (r.globalTid >> 24) = (k.globalPid >> 24) WHERE "
-      "sn.value LIKE 'ncclDevKernel%' OR EXISTS (SELECT 1 FROM NVTX_EVENTS n LEFT JOIN "
-      "StringIds t ON t.id = n.textId WHERE n.globalTid = r.globalTid AND n.start <= r.start "
-      "AND (n.end IS NULL OR r.start < n.end) AND lower(coalesce(n.text, t.value)) GLOB "
-      "'*alltoall*')) SELECT CAST(SUM(e - s) AS REAL) / COUNT(*) FROM c");
-}
+using testing_raw::CommPerCall;
+using testing_raw::TestDataDir;
 
 class DiffGateTest : public ::testing::Test {
  protected:

@@ -16,6 +16,7 @@
 #include "analysis/importers/kineto/kineto_importer.h"
 #include "gtest/gtest.h"
 #include "tests/analysis/importers/raw_kineto.h"
+#include "tests/analysis/importers/sqlite_fixture.h"
 #include "tests/analysis/importers/test_util.h"
 
 namespace qprof::importers {
@@ -98,17 +99,7 @@ TEST(CommImport, KinetoLaunchTimesMemoryKindsAndSyncCalls) {
   EXPECT_EQ(sync["device_synchronize"], std::make_pair(uint64_t{1}, uint64_t{2000}));
 }
 
-std::string MakeDb(const std::string& name, const std::string& sql) {
-  std::string path = testing::WriteTemp(name, "");
-  std::remove(path.c_str());
-  sqlite3* db = nullptr;
-  EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  char* err = nullptr;
-  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
-  sqlite3_free(err);
-  sqlite3_close(db);
-  return path;
-}
+using testing::MakeDb;
 
 TEST(CommImport, NsysLaunchTimesMemoryKindsAndSyncCalls) {
   const std::string gpid = std::to_string(int64_t{100} << 24);
@@ -228,11 +219,6 @@ TEST(CommImport, A100LaunchTimesAndSyncCallsAgreeWithTheRawDocument) {
   EXPECT_NEAR(static_cast<double>(ns), sync_us * 1000, static_cast<double>(sync_calls));
 }
 
-}  // namespace
-}  // namespace qprof::importers
-
-namespace qprof::importers {
-namespace {
 
 // A long nsys trace: 40000 kernels with gaps on one device (the kernel union folds twice) and
 // copies over its whole length. Copies are read before kernels, so the union of kernels and

@@ -14,6 +14,7 @@
 #include "analysis/importers/import.h"
 #include "analysis/importers/kineto/kineto_importer.h"
 #include "gtest/gtest.h"
+#include "tests/analysis/importers/sqlite_fixture.h"
 #include "tests/analysis/importers/test_util.h"
 
 namespace qprof::importers {
@@ -199,17 +200,7 @@ TEST(LaunchContextBuilder, AnyOrderQueriesMatchTheDefinition) {
   }
 }
 
-std::string MakeDb(const std::string& name, const std::string& sql) {
-  std::string path = testing::WriteTemp(name, "");
-  std::remove(path.c_str());
-  sqlite3* db = nullptr;
-  EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  char* err = nullptr;
-  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
-  sqlite3_free(err);
-  sqlite3_close(db);
-  return path;
-}
+using testing::MakeDb;
 
 TEST(LaunchContextNsys, NvtxStackOnTheLaunchingThreadAndGraphs) {
   const std::string a = std::to_string((int64_t{100} << 24) | 101);

@@ -7,6 +7,7 @@
 
 #include "analysis/importers/import.h"
 #include "gtest/gtest.h"
+#include "tests/analysis/importers/sqlite_fixture.h"
 #include "tests/analysis/importers/test_util.h"
 
 namespace qprof::importers {
@@ -18,17 +19,7 @@ ImportOptions Quiet() {
   return o;
 }
 
-std::string MakeDb(const std::string& name, const std::string& sql) {
-  std::string path = testing::WriteTemp(name, "");
-  std::remove(path.c_str());
-  sqlite3* db = nullptr;
-  EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  char* err = nullptr;
-  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
-  sqlite3_free(err);
-  sqlite3_close(db);
-  return path;
-}
+using testing::MakeDb;
 
 constexpr int64_t kTidA = (int64_t{100} << 24) | 101;  // pid 100, tid 101
 constexpr int64_t kTidB = (int64_t{200} << 24) | 201;  // pid 200, tid 201
