@@ -3,6 +3,7 @@
 #include <cctype>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/ascii.h"
 
 namespace qprof::classify {
 
@@ -314,12 +315,10 @@ const std::vector<FormatRule>& FormatRules() {
 bool GlobMatch(std::string_view p, std::string_view t) {
   // Iterative glob with single-star backtracking: O(|p| * |t|) worst case.
   size_t pi = 0, ti = 0, star = std::string_view::npos, mark = 0;
-  // ASCII case folding inline: std::tolower is a locale-aware call per character, and this
-  // loop runs over every frame and kernel name a trace has.
-  auto eq = [](char a, char b) {
-    auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; };
-    return lower(a) == lower(b);
-  };
+  // ASCII folding (absl's, inline): std::tolower is a locale-aware call per character, and
+  // this loop runs over every frame and kernel name a trace has.
+  auto eq = [](char a, char b) { return absl::ascii_tolower(static_cast<unsigned char>(a)) ==
+                                        absl::ascii_tolower(static_cast<unsigned char>(b)); };
   while (ti < t.size()) {
     if (pi < p.size() && (p[pi] == '?' || (p[pi] != '*' && eq(p[pi], t[ti])))) {
       ++pi;

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <numeric>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 
 namespace qprof::importers {
@@ -17,12 +18,6 @@ std::string CopyKindFromName(std::string_view name) {
   return "unknown";
 }
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 // Memory kinds from a Kineto copy or memset name, as libkineto writes them
 // (CuptiActivity.cpp: "Memcpy {kind} ({src} -> {dst})", "Memset ({dst})", the kinds spelled
 // "Pageable", "Pinned", "Device", "Array", "Managed", "Device Static", "Managed Static",
@@ -31,14 +26,15 @@ void MemoryKindsFromName(std::string_view name, std::string* src, std::string* d
   const size_t open = name.rfind('(');
   const size_t close = name.rfind(')');
   if (open == std::string_view::npos || close == std::string_view::npos || close < open) return;
-  std::string_view inner = name.substr(open + 1, close - open - 1);
+  const std::string_view in = name.substr(open + 1, close - open - 1);
+  const absl::string_view inner(in.data(), in.size());
   const size_t arrow = inner.find(" -> ");
-  if (arrow == std::string_view::npos) {
-    *dst = Lower(inner);
+  if (arrow == absl::string_view::npos) {
+    *dst = absl::AsciiStrToLower(inner);
     return;
   }
-  *src = Lower(inner.substr(0, arrow));
-  *dst = Lower(inner.substr(arrow + 4));
+  *src = absl::AsciiStrToLower(inner.substr(0, arrow));
+  *dst = absl::AsciiStrToLower(inner.substr(arrow + 4));
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "analysis/importers/common/import_util.h"
@@ -177,9 +178,7 @@ absl::Status NsysReader::ReadMemoryKinds() {
     ASSIGN_OR_RETURN(bool row, st.Step());
     if (!row) break;
     if (st.IsNull(1)) continue;
-    std::string label = Utf8Clean(st.Text(1));
-    for (char& ch : label) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    memory_kinds_[st.Int(0)] = std::move(label);
+    memory_kinds_[st.Int(0)] = absl::AsciiStrToLower(Utf8Clean(st.Text(1)));
   }
   return absl::OkStatus();
 }
