@@ -31,13 +31,13 @@ void RuntimeJoin::Process::PopFront() {
 
 absl::Status RuntimeJoin::Fill() {
   while (in_windows_ < window_ && !exhausted_ && !failed_) {
-    ASSIGN_OR_RETURN(bool row, runtime_.Step());
+    ASSIGN_OR_RETURN(bool row, runtime_->Next());
     if (!row) {
       exhausted_ = true;
       break;
     }
-    Entry e{runtime_.Int(1), runtime_.Int(2), rows_++, runtime_.Int(0),
-            has_name_ && !runtime_.IsNull(3) ? runtime_.Int(3) : -1};
+    const RowReader& r = *runtime_;
+    Entry e{r.Int(1), r.Int(2), rows_++, r.Int(0), has_name_ && !r.IsNull(3) ? r.Int(3) : -1};
     Process& p = processes_[PidOf(e.gtid)];  // no pointer cache: Find's must stay valid
     if (e.corr <= p.handed_until) {
       failed_ = true;  // a row behind the window: the tables are too far out of order

@@ -23,12 +23,13 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <vector>
 #include <optional>
 #include <unordered_map>
 
 #include "absl/status/statusor.h"
-#include "analysis/importers/nsys/sqlite_db.h"
+#include "analysis/importers/nsys/row_reader.h"
 
 namespace qprof::importers {
 
@@ -44,9 +45,10 @@ class RuntimeJoin {
   };
 
   // `runtime` selects globalTid, correlationId, start of the runtime table, in table order,
-  // and nameId fourth when `has_name`. (Tests pass small window and recent sizes.)
-  explicit RuntimeJoin(SqliteStmt runtime, size_t window = kWindow, size_t recent = kRecent,
-                       bool has_name = false)
+  // and nameId fourth when `has_name` (read ahead on another thread when it was opened so,
+  // row_reader.h). (Tests pass small window and recent sizes.)
+  explicit RuntimeJoin(std::unique_ptr<RowReader> runtime, size_t window = kWindow,
+                       size_t recent = kRecent, bool has_name = false)
       : runtime_(std::move(runtime)), window_(window), recent_(recent), has_name_(has_name) {}
   // The launch of (pid, correlation id), or nullopt when the runtime table has none.
   absl::StatusOr<std::optional<Launch>> Find(uint32_t pid, int64_t correlation);
@@ -80,7 +82,7 @@ class RuntimeJoin {
   absl::Status Fill();
   static bool LaterFirst(const Entry& a, const Entry& b);
 
-  SqliteStmt runtime_;
+  std::unique_ptr<RowReader> runtime_;
   const size_t window_, recent_;
   const bool has_name_;
   std::unordered_map<uint32_t, Process> processes_;

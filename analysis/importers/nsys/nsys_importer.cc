@@ -7,7 +7,9 @@
 #include <cctype>
 #include <cstdint>
 #include <optional>
+#include <memory>
 #include <set>
+#include <thread>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -23,6 +25,7 @@
 #include "analysis/importers/nsys/launch_join.h"
 #include "analysis/importers/nsys/nsys_columns.h"
 #include "analysis/importers/nsys/nsys_tables.h"
+#include "analysis/importers/nsys/row_reader.h"
 #include "analysis/importers/nsys/sqlite_db.h"
 #include "base/status_macros.h"
 
@@ -33,6 +36,8 @@ constexpr int kNvtxPushPop = 59;
 constexpr int kNvtxStartEnd = 60;
 constexpr char kKernelTable[] = "CUPTI_ACTIVITY_KIND_KERNEL";
 constexpr char kRuntimeTable[] = "CUPTI_ACTIVITY_KIND_RUNTIME";
+// Activity tables from this many rows on are read ahead on another thread (RowReader).
+constexpr int64_t kReadAheadRows = 50000;
 
 uint32_t PidOf(int64_t global) { return static_cast<uint32_t>((global >> 24) & 0xFFFFFF); }
 uint64_t TidOf(int64_t global) { return static_cast<uint64_t>(global & 0xFFFFFF); }
@@ -62,6 +67,9 @@ class NsysReader {
              TraceSink* sink, bool exact_join, bool begin)
       : db_(db), path_(path), options_(options), sink_(sink), exact_join_(exact_join),
         begin_(begin) {}
+  ~NsysReader() {
+    if (host_thread_.joinable()) host_thread_.join();
+  }
 
   // Aborted when the streaming join finds the tables out of order (try again exactly).
   absl::Status Run() {
@@ -69,6 +77,7 @@ class NsysReader {
     ASSIGN_OR_RETURN(has_kernels_, db_->HasTable(kKernelTable));
     ASSIGN_OR_RETURN(bool has_strings, db_->HasTable("StringIds"));
     if (has_strings) RETURN_IF_ERROR(Guard("StringIds", ReadStrings()));
+    StartHostCalls();
     RETURN_IF_ERROR(ReadDevices());
     RETURN_IF_ERROR(Guard("ENUM_CUDA_MEM_KIND", ReadMemoryKinds()));
     if (begin_) sink_->Begin(trace_header_);
@@ -110,7 +119,8 @@ class NsysReader {
     return absl::OkStatus();
   }
 
-  const std::string* StringById(const SqliteStmt& st, int col) const {
+  template <typename Row>  // SqliteStmt or RowReader
+  const std::string* StringById(const Row& st, int col) const {
     if (col < 0 || st.IsNull(col)) return nullptr;
     auto it = strings_.find(st.Int(col));
     return it == strings_.end() ? nullptr : &it->second;
@@ -118,12 +128,13 @@ class NsysReader {
 
   absl::Status ReadDevices();
   absl::Status ReadMemoryKinds();
-  const std::string& MemoryKind(const SqliteStmt& st, int col);
+  const std::string& MemoryKind(const RowReader& st, int col);
   absl::Status PrepareJoin();
   absl::Status ReadRanges();
   absl::Status ReadActivities(const ActivityTable& table);
+  void StartHostCalls();
   absl::Status ReadHostCalls();
-  void FillActivity(const SqliteStmt& st, const RowColumns& c, proto::ActivityKind kind,
+  void FillActivity(const RowReader& st, const RowColumns& c, proto::ActivityKind kind,
                     proto::Activity* a);
   void SetLaunch(int64_t global_tid, int64_t start, int64_t api_name_id, proto::Activity* a);
   void SetCaptureContext(proto::Activity* a);
@@ -159,6 +170,10 @@ class NsysReader {
   uint64_t unlaunched_ = 0;
   bool truncated_ = false;
   std::string truncation_detail_;
+  // Host-call sums read on their own thread and connection (StartHostCalls).
+  std::thread host_thread_;
+  proto::TraceHeader host_header_;
+  absl::Status host_status_;
 };
 
 absl::Status NsysReader::ReadDevices() {
@@ -183,7 +198,7 @@ absl::Status NsysReader::ReadMemoryKinds() {
   return absl::OkStatus();
 }
 
-const std::string& NsysReader::MemoryKind(const SqliteStmt& st, int col) {
+const std::string& NsysReader::MemoryKind(const RowReader& st, int col) {
   static const std::string kNone;
   if (col < 0 || st.IsNull(col)) return kNone;
   auto [it, inserted] = memory_kinds_.try_emplace(st.Int(col), "unknown");
@@ -203,8 +218,30 @@ absl::Status NsysReader::PrepareJoin() {
   return absl::OkStatus();
 }
 
+// The host-call sums scan the whole runtime table, which nothing else needs in full: on a
+// large file they are read on a thread with a connection of their own while the activities
+// are read, instead of after them.
+void NsysReader::StartHostCalls() {
+  if (options_.threads == 1 || !db_->is_file()) return;
+  absl::StatusOr<bool> has = db_->HasTable(kRuntimeTable);
+  if (!has.ok() || !*has) return;
+  absl::StatusOr<int64_t> rows = db_->EstimateRows(kRuntimeTable);
+  if (!rows.ok() || *rows < kReadAheadRows) return;
+  absl::StatusOr<SqliteDb> again = SqliteDb::OpenReadOnly(db_->path());
+  if (!again.ok()) return;  // then read after the activities, on this connection
+  again->LimitCache(RowReader::kCacheKib);
+  host_thread_ = std::thread([this, db = std::make_shared<SqliteDb>(*std::move(again))] {
+    host_status_ = ReadNsysHostCalls(db.get(), strings_, &host_header_);
+  });
+}
+
 absl::Status NsysReader::ReadHostCalls() {
-  return ReadNsysHostCalls(db_, strings_, &trace_header_);
+  if (!host_thread_.joinable()) return ReadNsysHostCalls(db_, strings_, &trace_header_);
+  host_thread_.join();
+  if (host_header_.has_host_calls()) {
+    *trace_header_.mutable_host_calls() = std::move(*host_header_.mutable_host_calls());
+  }
+  return host_status_;
 }
 
 // Push/pop ranges go into the per-thread index that gives launches their paths; start/end
@@ -268,7 +305,7 @@ absl::Status NsysReader::ReadRanges() {
   return status;
 }
 
-void NsysReader::FillActivity(const SqliteStmt& st, const RowColumns& c,
+void NsysReader::FillActivity(const RowReader& st, const RowColumns& c,
                               proto::ActivityKind kind, proto::Activity* a) {
   a->set_kind(kind);
   int64_t start = st.Int(c[kStart]), end = st.Int(c[kEnd]);
@@ -407,18 +444,29 @@ absl::Status NsysReader::ReadActivities(const ActivityTable& table) {
                        " r ON r.correlationId = t.correlationId AND ((r.globalTid >> 24) & "
                        "16777215) = ", pid, " ORDER BY t.rowid, r.start, r.rowid");
   }
-  ASSIGN_OR_RETURN(SqliteStmt st, db_->Prepare(sql));
+  // Large tables are decoded on a second core while this thread joins and hands out the
+  // rows before (row_reader.h); small ones are not worth a thread and a connection.
+  int64_t rows_estimate = total;
+  if (rows_estimate == 0) {
+    ASSIGN_OR_RETURN(rows_estimate, db_->EstimateRows(table.name));
+  }
+  const bool ahead = options_.threads != 1 && rows_estimate >= kReadAheadRows;
+  ASSIGN_OR_RETURN(std::unique_ptr<RowReader> rows,
+                   RowReader::Open(db_, sql, {rc[kTextName]}, ahead));
+  RowReader& st = *rows;
   std::optional<RuntimeJoin> fast;
   if (join && !exact_join) {
-    ASSIGN_OR_RETURN(SqliteStmt rt, db_->Prepare(absl::StrCat(
-                                        "SELECT globalTid, correlationId, start",
-                                        runtime_has_name_ ? ", nameId" : "", " FROM ", kRuntimeTable)));
+    ASSIGN_OR_RETURN(std::unique_ptr<RowReader> rt,
+                     RowReader::Open(db_, absl::StrCat("SELECT globalTid, correlationId, start",
+                                                       runtime_has_name_ ? ", nameId" : "",
+                                                       " FROM ", kRuntimeTable),
+                                     {}, ahead));
     fast.emplace(std::move(rt), RuntimeJoin::kWindow, RuntimeJoin::kRecent, runtime_has_name_);
   }
   proto::Activity a;
   int64_t n = 0, last_rowid = 0;
   while (true) {
-    ASSIGN_OR_RETURN(bool row, st.Step());
+    ASSIGN_OR_RETURN(bool row, st.Next());
     if (!row) break;
     if (exact_join && join) {  // one row per runtime match: the first is the earliest
       if (n > 0 && st.Int(rc.rowid) == last_rowid) continue;

@@ -58,6 +58,14 @@ bool SqliteStmt::IsNull(int col) const {
   return col < 0 || sqlite3_column_type(stmt_, col) == SQLITE_NULL;
 }
 
+int64_t SqliteStmt::IntOrNull(int col, bool* null) const {
+  const int64_t v = sqlite3_column_int64(stmt_, col);
+  *null = v == 0 && sqlite3_column_type(stmt_, col) == SQLITE_NULL;
+  return v;
+}
+
+int SqliteStmt::ColumnCount() const { return sqlite3_column_count(stmt_); }
+
 std::string_view SqliteStmt::Text(int col) const {
   if (col < 0) return {};
   const unsigned char* p = sqlite3_column_text(stmt_, col);
@@ -89,7 +97,7 @@ SqliteDb::SqliteDb(sqlite3* db, std::string path)
     : db_(db), path_(std::make_unique<std::string>(std::move(path))) {}
 
 SqliteDb::SqliteDb(SqliteDb&& o) noexcept
-    : db_(std::exchange(o.db_, nullptr)), path_(std::move(o.path_)) {}
+    : db_(std::exchange(o.db_, nullptr)), path_(std::move(o.path_)), is_file_(o.is_file_) {}
 
 SqliteDb::~SqliteDb() {
   if (db_) sqlite3_close(db_);
@@ -105,6 +113,7 @@ absl::StatusOr<SqliteDb> SqliteDb::OpenReadOnly(const std::string& path) {
                            nullptr);
   SqliteDb out(db, path);
   if (rc != SQLITE_OK) return StatusFor(rc, path, "cannot open", db ? sqlite3_errmsg(db) : nullptr);
+  out.is_file_ = true;
   return out;
 }
 
@@ -164,6 +173,11 @@ absl::StatusOr<int64_t> SqliteDb::EstimateRows(const std::string& table) {
   absl::StatusOr<bool> row = st->Step();
   if (!row.ok()) return row.status();
   return *row ? st->Int(0) : 0;
+}
+
+void SqliteDb::LimitCache(int kib) {
+  // A failure leaves the default cache, which is only more memory.
+  sqlite3_exec(db_, absl::StrCat("PRAGMA cache_size = -", kib).c_str(), nullptr, nullptr, nullptr);
 }
 
 absl::StatusOr<SqliteStmt> SqliteDb::Prepare(const std::string& sql) {

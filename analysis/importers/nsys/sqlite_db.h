@@ -30,6 +30,10 @@ class SqliteStmt {
   // Column accessors; a negative index or NULL reads as 0 / "".
   int64_t Int(int col) const;
   bool IsNull(int col) const;
+  // Int and IsNull in one: the type is asked only when the value reads as 0 (a NULL reads
+  // as 0), which saves a call into SQLite per column on most rows.
+  int64_t IntOrNull(int col, bool* null) const;
+  int ColumnCount() const;
   std::string_view Text(int col) const;
   int64_t rows() const { return rows_; }
 
@@ -67,7 +71,12 @@ class SqliteDb {
   // max(rowid): the row count of a table rows were only appended to, without a scan.
   absl::StatusOr<int64_t> EstimateRows(const std::string& table);
   absl::StatusOr<SqliteStmt> Prepare(const std::string& sql);
+  // Bounds the page cache (SQLite's default is 2 MiB per connection): a connection that
+  // only scans a table once gains nothing from caching its pages.
+  void LimitCache(int kib);
   const std::string& path() const { return *path_; }
+  // Opened from a file (so it can be opened again, e.g. by a reader on another thread).
+  bool is_file() const { return is_file_; }
 
  private:
   SqliteDb(sqlite3* db, std::string path);
@@ -75,6 +84,7 @@ class SqliteDb {
   sqlite3* db_ = nullptr;
   // Heap-held so statements can point at it across moves of the db.
   std::unique_ptr<std::string> path_;
+  bool is_file_ = false;
 };
 
 }  // namespace qprof::importers

@@ -93,8 +93,11 @@ TEST(RuntimeJoin, FindsEveryLaunchWhenRoughlyInOrder) {
   std::string path = MakeDb("join_near.sqlite", 5000, order);
   auto db = SqliteDb::OpenReadOnly(path);
   ASSERT_TRUE(db.ok());
-  auto st = db->Prepare("SELECT globalTid, correlationId, start FROM CUPTI_ACTIVITY_KIND_RUNTIME");
+  // Read ahead on another thread (row_reader.h), as the importer does for large tables.
+  auto st = RowReader::Open(&*db, "SELECT globalTid, correlationId, start FROM CUPTI_ACTIVITY_KIND_RUNTIME",
+                            {}, /*ahead=*/true);
   ASSERT_TRUE(st.ok());
+  ASSERT_TRUE((*st)->ahead());
   RuntimeJoin join(std::move(*st), /*window=*/256, /*recent=*/256);
   for (int i = 0; i < 5000; ++i) {
     auto l = join.Find(kPid, i + 1);
@@ -116,7 +119,8 @@ TEST(RuntimeJoin, SaysSoWhenTheTablesAreTooFarOutOfOrder) {
   std::string path = MakeDb("join_reversed.sqlite", 3000, order);
   auto db = SqliteDb::OpenReadOnly(path);
   ASSERT_TRUE(db.ok());
-  auto st = db->Prepare("SELECT globalTid, correlationId, start FROM CUPTI_ACTIVITY_KIND_RUNTIME");
+  auto st = RowReader::Open(&*db, "SELECT globalTid, correlationId, start FROM CUPTI_ACTIVITY_KIND_RUNTIME",
+                            {}, /*ahead=*/false);
   ASSERT_TRUE(st.ok());
   RuntimeJoin join(std::move(*st), 256, 256);
   bool failed = false;
