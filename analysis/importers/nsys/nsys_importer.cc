@@ -36,8 +36,8 @@ constexpr int kNvtxPushPop = 59;
 constexpr int kNvtxStartEnd = 60;
 constexpr char kKernelTable[] = "CUPTI_ACTIVITY_KIND_KERNEL";
 constexpr char kRuntimeTable[] = "CUPTI_ACTIVITY_KIND_RUNTIME";
-// Activity tables from this many rows on are read ahead on another thread (RowReader).
-constexpr int64_t kReadAheadRows = 50000;
+// Tables from this many rows on are read on threads of their own (RowReader, host calls).
+constexpr int64_t kReadAheadRows = 2000;
 
 uint32_t PidOf(int64_t global) { return static_cast<uint32_t>((global >> 24) & 0xFFFFFF); }
 uint64_t TidOf(int64_t global) { return static_cast<uint64_t>(global & 0xFFFFFF); }
@@ -82,12 +82,20 @@ class NsysReader {
     RETURN_IF_ERROR(Guard("ENUM_CUDA_MEM_KIND", ReadMemoryKinds()));
     if (begin_) sink_->Begin(trace_header_);
     RETURN_IF_ERROR(PrepareJoin());
-    ASSIGN_OR_RETURN(bool has_nvtx, db_->HasTable("NVTX_EVENTS"));
-    if (has_nvtx) RETURN_IF_ERROR(Guard("NVTX_EVENTS", ReadRanges()));
+    // Graph nodes first: whether they exist decides the activity tables' columns.
     RETURN_IF_ERROR(Guard(GraphNodeIndex::kTable, graph_nodes_.Read(db_)));
+    // The activity tables are opened before the NVTX ranges are read, so that their rows
+    // (and their launch joins') are decoded on worker threads meanwhile.
+    std::vector<TableRead> tables;
     for (const ActivityTable& t : kActivityTables) {
       ASSIGN_OR_RETURN(bool has, db_->HasTable(t.name));
-      if (has) RETURN_IF_ERROR(Guard(t.name, ReadActivities(t)));
+      if (has) tables.push_back(OpenActivities(t));
+    }
+    ASSIGN_OR_RETURN(bool has_nvtx, db_->HasTable("NVTX_EVENTS"));
+    if (has_nvtx) RETURN_IF_ERROR(Guard("NVTX_EVENTS", ReadRanges()));
+    for (TableRead& t : tables) {
+      RETURN_IF_ERROR(Guard(t.table->name, ReadActivities(t)));
+      t = TableRead();  // its reader threads are done: let them go now
     }
     RETURN_IF_ERROR(Guard(kRuntimeTable, ReadHostCalls()));
     FinishHeader();
@@ -131,7 +139,20 @@ class NsysReader {
   const std::string& MemoryKind(const RowReader& st, int col);
   absl::Status PrepareJoin();
   absl::Status ReadRanges();
-  absl::Status ReadActivities(const ActivityTable& table);
+  // One activity table's reading: its rows and its launch join's runtime rows.
+  struct TableRead {
+    const ActivityTable* table = nullptr;
+    absl::Status opened;  // an error opening it, reported in table order (Guard)
+    bool join = false;
+    bool is_kernel = false;
+    int64_t total = 0;  // estimated rows, for progress lines
+    RowColumns rc;
+    std::unique_ptr<RowReader> rows;
+    std::unique_ptr<RowReader> runtime;  // the streaming join's (absent for the exact one)
+  };
+  TableRead OpenActivities(const ActivityTable& table);
+  absl::Status OpenActivitiesOrError(TableRead* t);
+  absl::Status ReadActivities(TableRead& t);
   void StartHostCalls();
   absl::Status ReadHostCalls();
   void FillActivity(const RowReader& st, const RowColumns& c, proto::ActivityKind kind,
@@ -259,14 +280,19 @@ absl::Status NsysReader::ReadRanges() {
   };
   const int start_col = pick("start"), type_col = pick("eventType"), end = pick("end");
   const int text = pick("text"), text_id = pick("textId"), tid_col = pick("globalTid");
-  ASSIGN_OR_RETURN(SqliteStmt st,
-                   db_->Prepare(absl::StrCat("SELECT ", absl::StrJoin(cols, ", "),
-                                             " FROM NVTX_EVENTS WHERE eventType IN (",
-                                             kNvtxPushPop, ", ", kNvtxStartEnd, ")")));
+  // Decoded on a worker thread (RowReader) while this one indexes the rows before.
+  ASSIGN_OR_RETURN(int64_t rows_estimate, db_->EstimateRows("NVTX_EVENTS"));
+  ASSIGN_OR_RETURN(std::unique_ptr<RowReader> rows,
+                   RowReader::Open(db_,
+                                   absl::StrCat("SELECT ", absl::StrJoin(cols, ", "),
+                                                " FROM NVTX_EVENTS WHERE eventType IN (",
+                                                kNvtxPushPop, ", ", kNvtxStartEnd, ")"),
+                                   {text}, options_.threads != 1 && rows_estimate >= kReadAheadRows));
+  const RowReader& st = *rows;
   absl::Status status;
   proto::NvtxRange r;
   while (true) {
-    absl::StatusOr<bool> row = st.Step();
+    absl::StatusOr<bool> row = rows->Next();
     if (!row.ok()) {
       status = row.status();  // the ranges read so far still give paths
       break;
@@ -418,20 +444,24 @@ void NsysReader::SetCaptureContext(proto::Activity* a) {
   a->mutable_launch_context()->set_graph_capture(true);
 }
 
-absl::Status NsysReader::ReadActivities(const ActivityTable& table) {
-  const bool exact_join = exact_join_;
+NsysReader::TableRead NsysReader::OpenActivities(const ActivityTable& table) {
+  TableRead t;
+  t.table = &table;
+  t.opened = OpenActivitiesOrError(&t);
+  return t;
+}
+
+absl::Status NsysReader::OpenActivitiesOrError(TableRead* t) {
+  const ActivityTable& table = *t->table;
   ASSIGN_OR_RETURN(Columns c, db_->TableColumns(table.name));
-  const bool join = can_join_ && c.Has("correlationId");
-  const bool is_kernel = table.kind == proto::ACTIVITY_KIND_KERNEL;
-  int64_t total = 0;  // for progress lines only
-  if (is_kernel && options_.progress) {
-    ASSIGN_OR_RETURN(total, db_->EstimateRows(table.name));
-  }
-  RowColumns rc;
+  t->join = can_join_ && c.Has("correlationId");
+  t->is_kernel = table.kind == proto::ACTIVITY_KIND_KERNEL;
+  ASSIGN_OR_RETURN(t->total, db_->EstimateRows(table.name));
+  RowColumns& rc = t->rc;
   const std::string cols =
       SelectList(c, "t.", sink_->WantsLaunchConfig(), !graph_nodes_.empty(), &rc);
   std::string sql = absl::StrCat("SELECT ", cols, " FROM \"", table.name, "\" t");
-  if (join && exact_join) {
+  if (t->join && exact_join_) {
     const std::string pid = c.Has("globalPid") ? "((t.globalPid >> 24) & 16777215)" : "0";
     const int n = static_cast<int>(std::count(rc.at, rc.at + kColCount, -1));
     rc.rowid = kColCount - n;
@@ -444,24 +474,34 @@ absl::Status NsysReader::ReadActivities(const ActivityTable& table) {
                        " r ON r.correlationId = t.correlationId AND ((r.globalTid >> 24) & "
                        "16777215) = ", pid, " ORDER BY t.rowid, r.start, r.rowid");
   }
-  // Large tables are decoded on a second core while this thread joins and hands out the
-  // rows before (row_reader.h); small ones are not worth a thread and a connection.
-  int64_t rows_estimate = total;
-  if (rows_estimate == 0) {
-    ASSIGN_OR_RETURN(rows_estimate, db_->EstimateRows(table.name));
-  }
-  const bool ahead = options_.threads != 1 && rows_estimate >= kReadAheadRows;
-  ASSIGN_OR_RETURN(std::unique_ptr<RowReader> rows,
-                   RowReader::Open(db_, sql, {rc[kTextName]}, ahead));
-  RowReader& st = *rows;
-  std::optional<RuntimeJoin> fast;
-  if (join && !exact_join) {
-    ASSIGN_OR_RETURN(std::unique_ptr<RowReader> rt,
+  // Tables of some size are decoded on worker threads (row_reader.h) while this thread
+  // reads the NVTX ranges and then joins and hands out the rows before; tiny ones are not
+  // worth a thread and a connection.
+  const bool ahead = options_.threads != 1 && t->total >= kReadAheadRows;
+  ASSIGN_OR_RETURN(t->rows, RowReader::Open(db_, sql, {rc[kTextName]}, ahead));
+  if (t->join && !exact_join_) {
+    ASSIGN_OR_RETURN(t->runtime,
                      RowReader::Open(db_, absl::StrCat("SELECT globalTid, correlationId, start",
                                                        runtime_has_name_ ? ", nameId" : "",
                                                        " FROM ", kRuntimeTable),
                                      {}, ahead));
-    fast.emplace(std::move(rt), RuntimeJoin::kWindow, RuntimeJoin::kRecent, runtime_has_name_);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status NsysReader::ReadActivities(TableRead& t) {
+  RETURN_IF_ERROR(t.opened);
+  const bool exact_join = exact_join_;
+  const ActivityTable& table = *t.table;
+  const bool join = t.join;
+  const bool is_kernel = t.is_kernel;
+  const int64_t total = options_.progress ? t.total : 0;
+  const RowColumns& rc = t.rc;
+  RowReader& st = *t.rows;
+  std::optional<RuntimeJoin> fast;
+  if (join && !exact_join) {
+    fast.emplace(std::move(t.runtime), RuntimeJoin::kWindow, RuntimeJoin::kRecent,
+                 runtime_has_name_);
   }
   proto::Activity a;
   int64_t n = 0, last_rowid = 0;
