@@ -37,14 +37,27 @@ sync
 
 results="$dir/results.txt"
 : > "$results"
-# run NAME FILE CMD...: REPEAT runs, one line per run: name file wall user sys rss_kb
+# run NAME FILE CMD...: REPEAT runs, one line per run: name file wall user sys rss_kb. Wall
+# time from the clock in ns (time's %e is in 10 ms steps, too coarse for the small files).
 run() {
-  local name=$1 file=$2
+  local name=$1 file=$2 t0 t1
   shift 2
   for _ in $(seq "$repeat"); do
-    /usr/bin/time -o "$dir/time.txt" -f "%e %U %S %M" "$@" >/dev/null 2>&1 || {
+    t0=$(date +%s%N)
+    /usr/bin/time -o "$dir/time.txt" -f "%U %S %M" "$@" >/dev/null 2>&1 || {
       echo "ingest_bench.sh: $name on $file failed"; return 1; }
-    echo "$name $file $(tail -1 "$dir/time.txt")" >> "$results"
+    t1=$(date +%s%N)
+    echo "$name $file $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f", (b - a) / 1e9 }') $(tail -1 "$dir/time.txt")" >> "$results"
+  done
+}
+# floor NAME FILE CMD...: as run, with the times the command prints itself ("in W s wall
+# (C s CPU)"): ingest_bench --json-floor leaves loading the file out of them.
+floor() {
+  local name=$1 file=$2 out
+  shift 2
+  for _ in $(seq "$repeat"); do
+    out=$("$@" 2>/dev/null) || { echo "ingest_bench.sh: $name on $file failed"; return 1; }
+    echo "$name $file $(echo "$out" | sed -E 's/.* in ([0-9.]+) s wall .*\(([0-9.]+) s CPU\).*peak RSS ([0-9.]+) MB.*/\1 \2 0 \3/' | awk '{ printf "%s %s %s %d", $1, $2, $3, $4 * 1000 }')" >> "$results"
   done
 }
 echo "== load average before: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
@@ -56,10 +69,19 @@ done
 # where other work holds the second core, decoding on worker threads cannot gain.
 run "analyze, 1 thread" kineto.json "$build/bench/ingest_bench" --analyze --threads 1 "$dir/kineto.json"
 run "python3 json.load" kineto.json python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$dir/kineto.json"
-# The nsys floor: the sqlite3 CLI joining every kernel row to its name (what any reader of the
-# export must at least do).
+# The least a Kineto reader must do: simdjson On-Demand finding every event's "cat", one
+# thread, the file already in memory. Half of it is the ideal on two cores.
+floor "simdjson cat scan" kineto.json "$build/bench/ingest_bench" --json-floor "$dir/kineto.json"
+# The nsys floors: the sqlite3 CLI joining every kernel row to its name (what any reader of
+# the export must at least do), and reading the columns the analysis uses (the kernel table's
+# 20 for times, names, launch configurations and the launch join; the runtime table's for the
+# join and host-call sums), summed so nothing is printed.
 join="SELECT s.value, k.start, k.end FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.demangledName"
-command -v sqlite3 >/dev/null && run "sqlite3 name join" nsys_1m.sqlite sqlite3 "$dir/nsys_1m.sqlite" "$join"
+cols="SELECT total(start + end + deviceId + streamId + correlationId + globalPid + ifnull(graphNodeId, 0) + demangledName + shortName + ifnull(mangledName, 0) + gridX + gridY + gridZ + blockX + blockY + blockZ + registersPerThread + staticSharedMemory + dynamicSharedMemory) FROM CUPTI_ACTIVITY_KIND_KERNEL; SELECT total(globalTid + correlationId + start + \"end\" + ifnull(nameId, 0)) FROM CUPTI_ACTIVITY_KIND_RUNTIME"
+if command -v sqlite3 >/dev/null; then
+  run "sqlite3 name join" nsys_1m.sqlite sqlite3 "$dir/nsys_1m.sqlite" "$join"
+  run "sqlite3 used columns" nsys_1m.sqlite sqlite3 "$dir/nsys_1m.sqlite" "$cols"
+fi
 # Small real inputs (the fixed cost a notebook loop or a shell feels): a 4k-kernel nsys
 # export and the 5 MB h100_qwen Kineto JSON (decompressed here), with their floors.
 testdata=${QPROF_TESTDATA:-../shared/testdata}
@@ -92,13 +114,13 @@ for line in open(results):
     runs.setdefault((name, f), []).append((wall, user + sys_, rss / 1e3))
 size = {f: os.path.getsize(os.path.join(d, f)) / 1e6 for f in os.listdir(d) if not f.endswith(".txt")}
 med = {}
-print("%-20s %-16s %9s %9s %9s %11s %8s" % ("tool", "input", "MB", "wall s", "CPU s", "peak RSS MB", "RSS/file"))
+print("%-22s %-16s %9s %9s %9s %11s %8s" % ("tool", "input", "MB", "wall s", "CPU s", "peak RSS MB", "RSS/file"))
 for (name, f), v in sorted(runs.items(), key=lambda kv: (kv[0][1], kv[0][0])):
     w = statistics.median(x[0] for x in v)
     c = statistics.median(x[1] for x in v)
     r = statistics.median(x[2] for x in v)
     med[(name, f)] = (w, c, r)
-    print("%-20s %-16s %9.1f %9.2f %9.2f %11.1f %7.0f%%" % (name, f, size[f], w, c, r, 100 * r / size[f]))
+    print("%-22s %-16s %9.1f %9.3f %9.3f %11.1f %7.0f%%" % (name, f, size[f], w, c, r, 100 * r / size[f]))
 print("(medians of %d runs each)" % repeat)
 def target(ok, text):
     print("  [%s] %s" % ("met" if ok else "MISSED", text))
@@ -115,11 +137,17 @@ if q and p:
     target(p[0] / q[0] >= 50, "Kineto: %.1fx json.load in wall time (%.1fx in CPU time) vs >= 50x" % (p[0] / q[0], p[1] / q[1]))
 if one and p:
     print("  Kineto on one thread: %.1fx json.load in wall time, %.1fx in CPU time" % (p[0] / one[0], p[1] / one[1]))
+fl = med.get(("simdjson cat scan", "kineto.json"))
+if fl and p:
+    print("  floor: a simdjson scan of every event's \"cat\" is %.1fx json.load on one thread, %.1fx on two cores at best (half its time)" % (p[0] / fl[0], 2 * p[0] / fl[0]))
     target(q[2] < size["kineto.json"] / 4, "Kineto: peak RSS %.1f MB vs < %.1f MB (1/4 of the file)" % (q[2], size["kineto.json"] / 4))
 j = med.get(("sqlite3 name join", "nsys_1m.sqlite"))
 q = med.get(("qprof analyze", "nsys_1m.sqlite"))
 if j and q:
     target(q[0] <= 1.5 * j[0], "nsys 1M rows: %.2fx the sqlite3 name join (%.2f s) vs <= 1.5x" % (q[0] / j[0], j[0]))
+u = med.get(("sqlite3 used columns", "nsys_1m.sqlite"))
+if u and q:
+    print("  floor: reading the columns the analysis uses takes the sqlite3 CLI %.2f s (%.2fx the name join); qprof is %.2fx that" % (u[0], u[0] / j[0] if j else 0, q[0] / u[0]))
 for f in ("small.sqlite", "small.json"):
     q = med.get(("qprof analyze", f))
     if q:
