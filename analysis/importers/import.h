@@ -66,7 +66,8 @@ struct ImportOptions {
   uint64_t max_input_bytes = 0;
   // Threads an importer may use for one large input (Kineto JSON decoding): 0 = one per
   // core for inputs of 32 MB or more, 1 = the calling thread only, N > 1 = N worker threads
-  // whatever the size (tests and fuzzers compare the two paths).
+  // whatever the size (tests and fuzzers compare the two paths). nsys exports: any value
+  // but 1 lets tables of 2000 rows or more be decoded on reader threads (nsys/row_reader.h).
   int threads = 0;
   // Kineto JSON events per decoded batch, in bytes; 0 = the default (1 MiB). Small values
   // make tests and fuzzers cross batch boundaries on small inputs.
