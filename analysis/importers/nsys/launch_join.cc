@@ -37,6 +37,7 @@ absl::Status RuntimeJoin::Fill() {
       break;
     }
     const RowReader& r = *runtime_;
+    if (on_row_) on_row_(r);
     Entry e{r.Int(1), r.Int(2), rows_++, r.Int(0), has_name_ && !r.IsNull(3) ? r.Int(3) : -1};
     Process& p = processes_[PidOf(e.gtid)];  // no pointer cache: Find's must stay valid
     if (e.corr <= p.handed_until) {
@@ -50,6 +51,18 @@ absl::Status RuntimeJoin::Fill() {
       std::push_heap(p.late.begin(), p.late.end(), LaterFirst);
     }
     ++in_windows_;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RuntimeJoin::Drain() {
+  while (!exhausted_) {
+    ASSIGN_OR_RETURN(bool row, runtime_->Next());
+    if (!row) {
+      exhausted_ = true;
+      break;
+    }
+    if (on_row_) on_row_(*runtime_);
   }
   return absl::OkStatus();
 }

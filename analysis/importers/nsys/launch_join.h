@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <vector>
 #include <optional>
@@ -52,6 +53,11 @@ class RuntimeJoin {
       : runtime_(std::move(runtime)), window_(window), recent_(recent), has_name_(has_name) {}
   // The launch of (pid, correlation id), or nullopt when the runtime table has none.
   absl::StatusOr<std::optional<Launch>> Find(uint32_t pid, int64_t correlation);
+  // Called with every runtime row as it is read, for whatever else sums the table (the
+  // nsys reader's host-call sums ride along instead of scanning it again).
+  void OnEachRow(std::function<void(const RowReader&)> f) { on_row_ = std::move(f); }
+  // Reads the rows no Find needed, for OnEachRow only (after the last Find).
+  absl::Status Drain();
   bool failed() const { return failed_; }
 
  private:
@@ -92,6 +98,7 @@ class RuntimeJoin {
   uint64_t rows_ = 0;
   bool exhausted_ = false;
   bool failed_ = false;
+  std::function<void(const RowReader&)> on_row_;
 };
 
 }  // namespace qprof::importers

@@ -145,6 +145,7 @@ class NsysReader {
     absl::Status opened;  // an error opening it, reported in table order (Guard)
     bool join = false;
     bool is_kernel = false;
+    bool host_sums = false;  // its launch join also sums the host calls (column 4: end)
     int64_t total = 0;  // estimated rows, for progress lines
     RowColumns rc;
     std::unique_ptr<RowReader> rows;
@@ -154,6 +155,7 @@ class NsysReader {
   absl::Status OpenActivitiesOrError(TableRead* t);
   absl::Status ReadActivities(TableRead& t);
   void StartHostCalls();
+  bool FoldHostCalls();
   absl::Status ReadHostCalls();
   void FillActivity(const RowReader& st, const RowColumns& c, proto::ActivityKind kind,
                     proto::Activity* a);
@@ -195,6 +197,10 @@ class NsysReader {
   std::thread host_thread_;
   proto::TraceHeader host_header_;
   absl::Status host_status_;
+  // Or summed by the kernel table's launch join (FoldHostCalls): folded once it read all.
+  bool fold_host_ = false;
+  bool host_folded_ = false;
+  HostCallSums host_sums_;
 };
 
 absl::Status NsysReader::ReadDevices() {
@@ -243,7 +249,8 @@ absl::Status NsysReader::PrepareJoin() {
 // large file they are read on a thread with a connection of their own while the activities
 // are read, instead of after them.
 void NsysReader::StartHostCalls() {
-  if (options_.threads == 1 || !db_->is_file()) return;
+  fold_host_ = FoldHostCalls();
+  if (fold_host_ || options_.threads == 1 || !db_->is_file()) return;
   absl::StatusOr<bool> has = db_->HasTable(kRuntimeTable);
   if (!has.ok() || !*has) return;
   absl::StatusOr<int64_t> rows = db_->EstimateRows(kRuntimeTable);
@@ -256,7 +263,26 @@ void NsysReader::StartHostCalls() {
   });
 }
 
+// The kernel table's launch join reads every runtime row anyway (the rows it needs, then
+// the rest, RuntimeJoin::Drain): the host-call sums ride along when it has what both need.
+bool NsysReader::FoldHostCalls() {
+  if (exact_join_) return false;
+  absl::StatusOr<bool> has = NsysHasHostCalls(db_);
+  if (!has.ok() || !*has) return false;
+  absl::StatusOr<bool> kernels = db_->HasTable(kKernelTable);
+  if (!kernels.ok() || !*kernels) return false;
+  absl::StatusOr<Columns> k = db_->TableColumns(kKernelTable);
+  absl::StatusOr<Columns> r = db_->TableColumns(kRuntimeTable);
+  return k.ok() && r.ok() && k->Has("correlationId") && r->Has("correlationId") &&
+         r->Has("globalTid");
+}
+
 absl::Status NsysReader::ReadHostCalls() {
+  if (host_folded_) {
+    host_sums_.WriteTo(strings_, &trace_header_);
+    return absl::OkStatus();
+  }
+  // Also when folding was meant but the kernel table stopped early: the scan then says why.
   if (!host_thread_.joinable()) return ReadNsysHostCalls(db_, strings_, &trace_header_);
   host_thread_.join();
   if (host_header_.has_host_calls()) {
@@ -480,9 +506,11 @@ absl::Status NsysReader::OpenActivitiesOrError(TableRead* t) {
   const bool ahead = options_.threads != 1 && t->total >= kReadAheadRows;
   ASSIGN_OR_RETURN(t->rows, RowReader::Open(db_, sql, {rc[kTextName]}, ahead));
   if (t->join && !exact_join_) {
+    t->host_sums = fold_host_ && t->is_kernel;  // nameId is there then (FoldHostCalls)
     ASSIGN_OR_RETURN(t->runtime,
                      RowReader::Open(db_, absl::StrCat("SELECT globalTid, correlationId, start",
                                                        runtime_has_name_ ? ", nameId" : "",
+                                                       t->host_sums ? ", \"end\"" : "",
                                                        " FROM ", kRuntimeTable),
                                      {}, ahead));
   }
@@ -502,6 +530,13 @@ absl::Status NsysReader::ReadActivities(TableRead& t) {
   if (join && !exact_join) {
     fast.emplace(std::move(t.runtime), RuntimeJoin::kWindow, RuntimeJoin::kRecent,
                  runtime_has_name_);
+    if (t.host_sums) {
+      // As ReadNsysHostCalls' SQL: rows with a NULL time are left out, a NULL name is -1.
+      fast->OnEachRow([this](const RowReader& r) {
+        if (r.IsNull(2) || r.IsNull(4)) return;
+        host_sums_.Add(r.IsNull(3) ? -1 : r.Int(3), r.Int(2), r.Int(4));
+      });
+    }
   }
   proto::Activity a;
   int64_t n = 0, last_rowid = 0;
@@ -551,6 +586,10 @@ absl::Status NsysReader::ReadActivities(TableRead& t) {
     }
     ++activities_;
     sink_->TakeActivity(&a);
+  }
+  if (t.host_sums) {
+    RETURN_IF_ERROR(fast->Drain());
+    host_folded_ = !fast->failed();
   }
   return absl::OkStatus();
 }

@@ -63,35 +63,10 @@ absl::Status ReadNsysDevices(SqliteDb* db, proto::TraceHeader* header,
   return absl::OkStatus();
 }
 
-// Time the host spent in CUDA runtime/driver calls, and in kernel launches among them,
-// summed per call name in one scan: SQLite's GROUP BY sorts every row (0.36 s CPU per
-// million calls measured here), a map of the few distinct names does not (nothing is kept
-// per call).
-absl::Status ReadNsysHostCalls(SqliteDb* db,
-                               const std::unordered_map<int64_t, std::string>& strings,
-                               proto::TraceHeader* header) {
-  ASSIGN_OR_RETURN(bool has_runtime, db->HasTable(kRuntimeTable));
-  if (!has_runtime) return absl::OkStatus();
-  ASSIGN_OR_RETURN(Columns c, db->TableColumns(kRuntimeTable));
-  if (!c.Has("start") || !c.Has("end") || !c.Has("nameId")) return absl::OkStatus();
-  ASSIGN_OR_RETURN(SqliteStmt scan,
-                   db->Prepare(absl::StrCat("SELECT nameId, \"end\" - start FROM ", kRuntimeTable,
-                                             " WHERE \"end\" >= start")));
-  struct Sums {
-    uint64_t calls = 0, ns = 0;
-  };
-  std::map<int64_t, Sums> by_name;
-  auto last = by_name.end();
-  while (true) {
-    ASSIGN_OR_RETURN(bool row, scan.Step());
-    if (!row) break;
-    const int64_t id = scan.IsNull(0) ? -1 : scan.Int(0);  // -1: no name
-    if (last == by_name.end() || last->first != id) last = by_name.try_emplace(id).first;
-    ++last->second.calls;
-    last->second.ns += static_cast<uint64_t>(scan.Int(1));
-  }
+void HostCallSums::WriteTo(const std::unordered_map<int64_t, std::string>& strings,
+                           proto::TraceHeader* header) const {
   proto::HostCalls* h = header->mutable_host_calls();
-  for (const auto& [id, sums] : by_name) {
+  for (const auto& [id, sums] : by_name_) {
     auto it = strings.find(id);  // StringIds, as the kernels' names
     const std::string* name = it == strings.end() ? nullptr : &it->second;
     const uint64_t calls = sums.calls;
@@ -107,6 +82,34 @@ absl::Status ReadNsysHostCalls(SqliteDb* db,
       AddSyncCalls(kind, calls, ns, header);
     }
   }
+}
+
+absl::StatusOr<bool> NsysHasHostCalls(SqliteDb* db) {
+  ASSIGN_OR_RETURN(bool has_runtime, db->HasTable(kRuntimeTable));
+  if (!has_runtime) return false;
+  ASSIGN_OR_RETURN(Columns c, db->TableColumns(kRuntimeTable));
+  return c.Has("start") && c.Has("end") && c.Has("nameId");
+}
+
+// Time the host spent in CUDA runtime/driver calls, and in kernel launches among them,
+// summed per call name in one scan: SQLite's GROUP BY sorts every row (0.36 s CPU per
+// million calls measured here), a map of the few distinct names does not (nothing is kept
+// per call).
+absl::Status ReadNsysHostCalls(SqliteDb* db,
+                               const std::unordered_map<int64_t, std::string>& strings,
+                               proto::TraceHeader* header) {
+  ASSIGN_OR_RETURN(bool has, NsysHasHostCalls(db));
+  if (!has) return absl::OkStatus();
+  ASSIGN_OR_RETURN(SqliteStmt scan,
+                   db->Prepare(absl::StrCat("SELECT nameId, start, \"end\" FROM ", kRuntimeTable,
+                                             " WHERE \"end\" >= start")));
+  HostCallSums sums;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, scan.Step());
+    if (!row) break;
+    sums.Add(scan.IsNull(0) ? -1 : scan.Int(0), scan.Int(1), scan.Int(2));  // -1: no name
+  }
+  sums.WriteTo(strings, header);
   return absl::OkStatus();
 }
 
