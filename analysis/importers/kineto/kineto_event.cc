@@ -137,16 +137,12 @@ void IdNumbering::Resolve(KinetoEvent* e) {
 simdjson::error_code KinetoEventDecoder::Decode(od::object& obj, KinetoEvent* e) {
   e->kind = KinetoEventKind::kIgnored;
   e->name.clear();
-  e->has_ts = e->has_dur = e->has_device = e->has_stream = e->has_correlation = false;
+  e->has_ts = e->has_dur = e->has_correlation = false;
   e->ts_ns = e->dur_ns = 0;
   e->pid_num = 0;
   e->tid_num = 0;
-  e->device = e->stream = e->correlation = 0;
-  for (int i = 0; i < 3; ++i) e->grid[i] = e->block[i] = 0;
-  e->registers = e->shared_memory = 0;
-  e->bytes = 0;
-  e->has_reported_occupancy = false;
-  e->reported_occupancy_pct = 0;
+  e->correlation = 0;
+  e->gpu = {};
   e->extra_args.clear();
   e->launch_kernel.clear();
   e->metrics.clear();
@@ -264,7 +260,7 @@ simdjson::error_code KinetoEventDecoder::DecodeArgs(od::object& args, KinetoEven
     if (key == "grid" || key == "block") {
       od::array arr;
       if (v.get_array().get(arr) != simdjson::SUCCESS) continue;
-      uint32_t* dst = key == "grid" ? e->grid : e->block;
+      uint32_t* dst = key == "grid" ? e->gpu.grid : e->gpu.block;
       int i = 0;
       for (auto x : arr) {
         std::string_view tok;
@@ -290,24 +286,24 @@ simdjson::error_code KinetoEventDecoder::DecodeArgs(od::object& args, KinetoEven
       }
     } else if (key == "device") {
       if (auto n = ParseUint(tok)) {
-        e->device = *n;
-        e->has_device = true;
+        e->gpu.device = *n;
+        e->gpu.has_device = true;
       }
     } else if (key == "stream") {
       if (auto n = ParseUint(tok)) {
-        e->stream = *n;
-        e->has_stream = true;
+        e->gpu.stream = *n;
+        e->gpu.has_stream = true;
       }
     } else if (key == "registers per thread") {
-      e->registers = static_cast<uint32_t>(ParseUint(tok).value_or(0));
+      e->gpu.registers = static_cast<uint32_t>(ParseUint(tok).value_or(0));
     } else if (key == "shared memory") {
-      e->shared_memory = static_cast<uint32_t>(ParseUint(tok).value_or(0));
+      e->gpu.shared_memory = static_cast<uint32_t>(ParseUint(tok).value_or(0));
     } else if (key == "bytes") {
-      e->bytes = ParseUint(tok).value_or(0);
+      e->gpu.bytes = ParseUint(tok).value_or(0);
     } else if (key == "est. achieved occupancy %" && e->kind == KinetoEventKind::kKernel) {
       if (auto d = ParseDouble(tok)) {
-        e->reported_occupancy_pct = *d;
-        e->has_reported_occupancy = true;
+        e->gpu.reported_occupancy_pct = *d;
+        e->gpu.has_reported_occupancy = true;
       }
     } else if (key == "kernel" && e->kind == KinetoEventKind::kRuntime &&
                t == od::json_type::string) {

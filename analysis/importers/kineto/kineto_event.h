@@ -39,15 +39,23 @@ struct KinetoEvent {
   int64_t ts_ns = 0, dur_ns = 0;
   uint32_t pid_num = 0;
   uint64_t tid_num = 0;
-  bool has_device = false, has_stream = false, has_correlation = false;
-  uint64_t device = 0, stream = 0, correlation = 0;
-  uint32_t grid[3] = {0, 0, 0};
-  uint32_t block[3] = {0, 0, 0};
-  uint32_t registers = 0;
-  uint32_t shared_memory = 0;
-  uint64_t bytes = 0;
-  bool has_reported_occupancy = false;
-  double reported_occupancy_pct = 0;  // kernels: "est. achieved occupancy %"
+  bool has_correlation = false;
+  uint64_t correlation = 0;
+  // The args of GPU events (kernels; copies and memsets: device, stream, bytes; GPU
+  // annotations: device, stream), apart so other events can tell they carry none.
+  struct GpuArgs {
+    bool has_device = false, has_stream = false;
+    uint64_t device = 0, stream = 0;
+    uint32_t grid[3] = {0, 0, 0};
+    uint32_t block[3] = {0, 0, 0};
+    uint32_t registers = 0;
+    uint32_t shared_memory = 0;
+    uint64_t bytes = 0;
+    bool has_reported_occupancy = false;
+    double reported_occupancy_pct = 0;  // kernels: "est. achieved occupancy %"
+    bool operator==(const GpuArgs&) const = default;
+  };
+  GpuArgs gpu;
   std::vector<std::pair<std::string, std::string>> extra_args;  // kernels: unknown scalar args
   // Launch calls: the kernel the call launched, where the runtime records it (ROCm's
   // hipLaunchKernel and friends write args "kernel"; CUDA's runtime records do not).

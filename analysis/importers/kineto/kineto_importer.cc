@@ -262,7 +262,8 @@ absl::Status KinetoReader::TakeDecoded(bool wait) {
       return absl::CancelledError("a batch did not decode: read again on one thread");
     }
     repaired_bytes_ += d->repaired_bytes;
-    for (KinetoEvent& e : d->events) Commit(e);
+    while (d->Next(&ev_)) Commit(ev_);
+    pool_->Recycle(std::move(*d));
     wait = false;
   }
   return absl::OkStatus();
@@ -376,8 +377,8 @@ void KinetoReader::Commit(KinetoEvent& e) {
       return;
     case KinetoEventKind::kGpuUserAnnotation:
       if (e.has_ts && e.has_dur) {
-        ThreadKey key{static_cast<uint32_t>(e.has_device ? e.device : e.pid_num),
-                      e.has_stream ? e.stream : e.tid_num};
+        ThreadKey key{static_cast<uint32_t>(e.gpu.has_device ? e.gpu.device : e.pid_num),
+                      e.gpu.has_stream ? e.gpu.stream : e.tid_num};
         pending_.AddGpuRange(key, e.ts_ns, e.ts_ns + std::max<int64_t>(e.dur_ns, 0), e.name);
       }
       return;

@@ -53,17 +53,18 @@ void PendingTrace::AddGpu(KinetoEvent& e) {
   p.name = NameIndex(e.name);
   p.start = e.ts_ns;
   p.end = e.ts_ns + e.dur_ns;
-  p.device = static_cast<uint32_t>(e.has_device ? e.device : e.pid_num);
-  p.stream = e.has_stream ? e.stream : e.tid_num;
+  const KinetoEvent::GpuArgs& g = e.gpu;
+  p.device = static_cast<uint32_t>(g.has_device ? g.device : e.pid_num);
+  p.stream = g.has_stream ? g.stream : e.tid_num;
   p.correlation = e.correlation;
   p.has_correlation = e.has_correlation;
-  std::copy(e.grid, e.grid + 3, p.grid);
-  std::copy(e.block, e.block + 3, p.block);
-  p.registers = e.registers;
-  p.shared_memory = e.shared_memory;
-  p.bytes = e.bytes;
-  p.has_reported_occupancy = e.has_reported_occupancy;
-  p.reported_occupancy_pct = e.reported_occupancy_pct;
+  std::copy(g.grid, g.grid + 3, p.grid);
+  std::copy(g.block, g.block + 3, p.block);
+  p.registers = g.registers;
+  p.shared_memory = g.shared_memory;
+  p.bytes = g.bytes;
+  p.has_reported_occupancy = g.has_reported_occupancy;
+  p.reported_occupancy_pct = g.reported_occupancy_pct;
   if (!e.extra_args.empty()) {
     p.args = static_cast<int32_t>(args_.size());
     args_.push_back(std::move(e.extra_args));
