@@ -114,7 +114,8 @@ class LaunchContextBuilder {
   void AddFrame(ThreadKey thread, int64_t start, int64_t end, std::string_view name,
                 std::string_view kind, std::string_view shapes = "");
   // The cpu_op calls enclosing the last ContextAt's launch: stable ids of the innermost and
-  // outermost cpu_op frame instances (0 = none) and the innermost's name.
+  // outermost cpu_op frame instances (0 = none) and the innermost's name (the builder's
+  // interned copy: equal names view the same bytes, for as long as the builder lives).
   struct OpCalls {
     uint64_t inner = 0, outer = 0;
     std::string_view inner_name;

@@ -165,44 +165,71 @@ void PendingTrace::JoinLaunches(proto::LaunchContextStats* stats) {
                     "thread; gpu_user_annotation where the CPU side is missing");
 }
 
-// Groups the launches by call (sorted by call id, then event order) and interns each
-// call's kernels; every launch of the call points at the set.
-void PendingTrace::ListCallKernels(std::vector<OpCallOf>& calls, proto::LaunchContextStats* stats) {
+// Groups the launches by call and interns each call's kernels; every launch of the call
+// points at the set. Sets are interned in the order of each call's first kernel event
+// (document order), not of the call ids, which depend on how the document was cut into
+// batches: one trace, read on one thread or several, gets the same table.
+void PendingTrace::ListCallKernels(const std::vector<OpCallOf>& calls,
+                                   proto::LaunchContextStats* stats) {
   KernelSetTable sets(stats);
+  // Most calls launch a set some earlier call launched (the same op every step): a set is
+  // looked up by its kernels' ids first, and the table, which sorts and hashes the names
+  // (kilobytes for templated kernels), is asked only for sets not seen yet.
+  std::unordered_map<std::string, uint32_t> set_of;
+  std::vector<std::pair<uint32_t, uintptr_t>> ids;
+  std::string key;
   std::vector<std::pair<std::string_view, std::string_view>> kernels;
   for (const bool inner : {true, false}) {
-    auto call_of = [inner](const OpCallOf& c) { return inner ? c.calls.inner : c.calls.outer; };
-    std::sort(calls.begin(), calls.end(), [&](const OpCallOf& a, const OpCallOf& b) {
-      return call_of(a) != call_of(b) ? call_of(a) < call_of(b) : a.gpu < b.gpu;
-    });
-    // Sets are interned in the order of each call's first kernel event (document order), not
-    // of the call ids, which depend on how the document was cut into batches: one trace,
-    // read on one thread or several, gets the same table.
-    struct Group {
-      uint32_t first_gpu;
-      size_t begin, end;
-    };
-    std::vector<Group> groups;
-    for (size_t i = 0; i < calls.size();) {
-      size_t j = i;
-      for (; j < calls.size() && call_of(calls[j]) == call_of(calls[i]); ++j) {}
-      groups.push_back({calls[i].gpu, i, j});  // calls[i].gpu is the smallest: sorted by gpu
-      i = j;
-    }
-    std::sort(groups.begin(), groups.end(),
-              [](const Group& a, const Group& b) { return a.first_gpu < b.first_gpu; });
-    for (const Group& g : groups) {
-      kernels.clear();
-      for (size_t k = g.begin; k < g.end; ++k) {
-        kernels.emplace_back(*names_[gpu_[calls[k].gpu].name], calls[k].calls.inner_name);
+    const CallGroups groups = GroupByCall(calls, inner);
+    for (size_t g = 0; g + 1 < groups.begin.size(); ++g) {
+      const uint32_t* first = groups.members.data() + groups.begin[g];
+      const uint32_t* last = groups.members.data() + groups.begin[g + 1];
+      // The builder interns op names, so an inner op's bytes stand for its name.
+      ids.clear();
+      for (const uint32_t* k = first; k != last; ++k) {
+        const OpCallOf& c = calls[*k];
+        ids.emplace_back(gpu_[c.gpu].name, reinterpret_cast<uintptr_t>(c.calls.inner_name.data()));
       }
-      const uint32_t set = sets.Intern(&kernels);
-      for (size_t k = g.begin; k < g.end; ++k) {
-        PendingGpu& p = gpu_[calls[k].gpu];
-        (inner ? p.op_kernels : p.outer_op_kernels) = set;
+      std::sort(ids.begin(), ids.end());
+      key.assign(reinterpret_cast<const char*>(ids.data()), ids.size() * sizeof(ids[0]));
+      auto [it, inserted] = set_of.try_emplace(key, 0);
+      if (inserted) {
+        kernels.clear();
+        for (const uint32_t* k = first; k != last; ++k) {
+          const OpCallOf& c = calls[*k];
+          kernels.emplace_back(*names_[gpu_[c.gpu].name], c.calls.inner_name);
+        }
+        it->second = sets.Intern(&kernels);
+      }
+      for (const uint32_t* k = first; k != last; ++k) {
+        PendingGpu& p = gpu_[calls[*k].gpu];
+        (inner ? p.op_kernels : p.outer_op_kernels) = it->second;
       }
     }
   }
+}
+
+// `calls` is in event order, so numbering the calls as they first appear numbers them in
+// the order of their first kernel event; a counting sort then lists each call's launches.
+PendingTrace::CallGroups PendingTrace::GroupByCall(const std::vector<OpCallOf>& calls,
+                                                   bool inner) {
+  std::unordered_map<uint64_t, uint32_t> group_of;
+  group_of.reserve(calls.size());
+  std::vector<uint32_t> group(calls.size());
+  for (size_t k = 0; k < calls.size(); ++k) {
+    const uint64_t call = inner ? calls[k].calls.inner : calls[k].calls.outer;
+    group[k] = group_of.try_emplace(call, static_cast<uint32_t>(group_of.size())).first->second;
+  }
+  CallGroups out;
+  out.begin.assign(group_of.size() + 1, 0);
+  for (uint32_t g : group) ++out.begin[g + 1];
+  std::partial_sum(out.begin.begin(), out.begin.end(), out.begin.begin());
+  std::vector<uint32_t> next(out.begin.begin(), out.begin.end() - 1);
+  out.members.resize(calls.size());
+  for (size_t k = 0; k < calls.size(); ++k) {
+    out.members[next[group[k]]++] = static_cast<uint32_t>(k);
+  }
+  return out;
 }
 
 // cuda_profiler_range events carry the counters of one kernel launch each; the i-th range

@@ -133,7 +133,13 @@ class PendingTrace {
     uint32_t gpu;
     LaunchContextBuilder::OpCalls calls;
   };
-  void ListCallKernels(std::vector<OpCallOf>& calls, proto::LaunchContextStats* stats);
+  void ListCallKernels(const std::vector<OpCallOf>& calls, proto::LaunchContextStats* stats);
+  // The launches of each call (indices into `calls`): members[begin[g], begin[g + 1]) for
+  // call g, calls numbered in order of their first launch, launches in event order.
+  struct CallGroups {
+    std::vector<uint32_t> begin, members;
+  };
+  static CallGroups GroupByCall(const std::vector<OpCallOf>& calls, bool inner);
   void AttachProfilerRanges(proto::CollectorStats* collector);
   void DescribeDevices(proto::TraceHeader* header) const;
   void FillActivity(const PendingGpu& p, int64_t base_ns, proto::Activity* a) const;
