@@ -427,12 +427,14 @@ void KinetoReader::Finish(bool truncated, const std::string& truncation_detail, 
   sink->End(trace_.header(), truncated, truncation_detail);
 }
 
-// Batches of 1 MiB: each decoder's simdjson buffers grow with the batch (several bytes per
-// input byte), and a few batches are in flight per worker; 1 MiB keeps that to a few tens of
-// MiB while a batch still holds thousands of events.
+// Batches of 256 KiB: each decoder's simdjson buffers grow with the batch (several bytes
+// per input byte), and a few batches, their bytes and their decoded events are in flight
+// per worker, so memory grows by ~20 MiB per MiB of batch; a batch of 256 KiB still holds
+// about a thousand events, and decoding it costs the same CPU as one of 1 MiB (measured on
+// a 261 MB trace: 68 MiB peak RSS against 83 MiB).
 JsonStreamLimits Limits(const ImportOptions& options) {
   JsonStreamLimits l;
-  l.batch_bytes = options.batch_bytes > 0 ? options.batch_bytes : size_t{1} << 20;
+  l.batch_bytes = options.batch_bytes > 0 ? options.batch_bytes : size_t{256} << 10;
   l.read_bytes = std::max(l.batch_bytes, size_t{4} << 20);
   return l;
 }
