@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <numeric>
+#include <tuple>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -78,9 +79,16 @@ uint32_t PendingTrace::ApiIndex(const std::string& api) {
   return it->second;
 }
 
+uint32_t PendingTrace::LaunchThreadIndex(ThreadKey thread) {
+  auto [it, inserted] =
+      launch_thread_ids_.try_emplace(thread, static_cast<uint32_t>(launch_threads_.size()));
+  if (inserted) launch_threads_.push_back(thread);
+  return it->second;
+}
+
 void PendingTrace::AddLaunch(uint64_t correlation, ThreadKey thread, int64_t ts_ns,
                              const std::string& api) {
-  runtime_.push_back({correlation, thread, ts_ns, ApiIndex(api)});
+  runtime_.push_back({correlation, ts_ns, LaunchThreadIndex(thread), ApiIndex(api)});
 }
 
 void PendingTrace::AddCpuRange(ThreadKey thread, int64_t start, int64_t end,
@@ -135,9 +143,10 @@ void PendingTrace::JoinLaunches(proto::LaunchContextStats* stats) {
       continue;
     }
     p.launch = static_cast<int32_t>(it - runtime_.begin());
-    p.path = cpu_ranges_.PathAt(it->thread, it->ts_ns);
+    const ThreadKey thread = launch_threads_[it->thread];
+    p.path = cpu_ranges_.PathAt(thread, it->ts_ns);
     ctx.Clear();
-    cpu_contexts_.ContextAt(it->thread, it->ts_ns, api_names_[it->api], kernel, &table, &ctx);
+    cpu_contexts_.ContextAt(thread, it->ts_ns, api_names_[it->api], kernel, &table, &ctx);
     p.stack = ctx.stack();
     p.graph_launch = ctx.graph_launch();
     if (list_calls && kernel && !p.graph_launch && cpu_contexts_.last_op_calls().inner != 0) {
@@ -385,8 +394,8 @@ void PendingTrace::FillActivity(const PendingGpu& p, int64_t base_ns, proto::Act
   }
   if (p.launch >= 0) {
     const Runtime& r = runtime_[static_cast<size_t>(p.launch)];
-    a->set_pid(r.thread.pid);
-    a->set_tid(r.thread.tid);
+    a->set_pid(launch_threads_[r.thread].pid);
+    a->set_tid(launch_threads_[r.thread].tid);
     // The launch call is on the same clock as the GPU events (both before baseTimeNanoseconds).
     a->set_launch_ns(r.ts_ns + base_ns);
   }
@@ -415,6 +424,20 @@ void PendingTrace::FillActivity(const PendingGpu& p, int64_t base_ns, proto::Act
   }
 }
 
+// (start, device, stream), ties in event order: the keys sort as one array of 24-byte
+// entries, where comparing through indices would reach into the deque of events.
+std::vector<PendingTrace::EmitKey> PendingTrace::EmitOrder() const {
+  std::vector<EmitKey> order;
+  order.reserve(gpu_.size());
+  uint32_t index = 0;
+  for (const PendingGpu& p : gpu_) order.push_back({p.start, p.stream, p.device, index++});
+  std::sort(order.begin(), order.end(), [](const EmitKey& a, const EmitKey& b) {
+    return std::tie(a.start, a.device, a.stream, a.index) <
+           std::tie(b.start, b.device, b.stream, b.index);
+  });
+  return order;
+}
+
 // Ranges, then the activities in (start, device, stream) order, as ImportFile documents;
 // the launch-context tables before the first activity.
 void PendingTrace::Emit(int64_t base_ns, proto::TraceHeader* header, TraceSink* sink,
@@ -433,15 +456,7 @@ void PendingTrace::Emit(int64_t base_ns, proto::TraceHeader* header, TraceSink* 
   AttachProfilerRanges(header->mutable_collector());
   DescribeDevices(header);
   sink->LaunchContexts(header->launch_context_stats());
-  std::vector<uint32_t> order(gpu_.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [this](uint32_t x, uint32_t y) {
-    const PendingGpu& a = gpu_[x];
-    const PendingGpu& b = gpu_[y];
-    if (a.start != b.start) return a.start < b.start;
-    if (a.device != b.device) return a.device < b.device;
-    return a.stream < b.stream;
-  });
+  const std::vector<EmitKey> order = EmitOrder();
   // Timestamp outliers (kOutlierGapNs): events are in start order, so the kept ones are
   // the range [lo, hi) of `order`; each cut drops the smaller side of its largest gap.
   size_t lo = 0, hi = order.size();
@@ -450,7 +465,7 @@ void PendingTrace::Emit(int64_t base_ns, proto::TraceHeader* header, TraceSink* 
     size_t at = 0;  // the gap between order[at - 1] and order[at]
     int64_t gap = -1;
     for (size_t k = lo + 1; k < hi; ++k) {
-      const int64_t g = gpu_[order[k]].start - gpu_[order[k - 1]].start;
+      const int64_t g = order[k].start - order[k - 1].start;
       if (g > gap) {
         gap = g;
         at = k;
@@ -459,12 +474,12 @@ void PendingTrace::Emit(int64_t base_ns, proto::TraceHeader* header, TraceSink* 
     const size_t left = at - lo, right = hi - at;
     if (gap <= kOutlierGapNs || left == right) break;
     const bool drop_left = left < right;
-    const int64_t rest_extent = drop_left ? gpu_[order[hi - 1]].start - gpu_[order[at]].start
-                                          : gpu_[order[at - 1]].start - gpu_[order[lo]].start;
+    const int64_t rest_extent = drop_left ? order[hi - 1].start - order[at].start
+                                          : order[at - 1].start - order[lo].start;
     if (static_cast<double>(gap) <= kOutlierGapRatio * static_cast<double>(std::max<int64_t>(rest_extent, 1000))) {
       break;
     }
-    const PendingGpu& first = gpu_[order[drop_left ? lo : at]];
+    const PendingGpu& first = gpu_[order[drop_left ? lo : at].index];
     if (where.empty()) {
       where = absl::StrCat(*names_[first.name], " at ts ", (first.start + base_ns) / 1000,
                            " us, ", gap / 1000000000, " s ", drop_left ? "before" : "after",
@@ -483,7 +498,7 @@ void PendingTrace::Emit(int64_t base_ns, proto::TraceHeader* header, TraceSink* 
   proto::Activity a;
   for (size_t k = lo; k < hi; ++k) {
     a.Clear();
-    FillActivity(gpu_[order[k]], base_ns, &a);
+    FillActivity(gpu_[order[k].index], base_ns, &a);
     sink->TakeActivity(&a);
   }
 }

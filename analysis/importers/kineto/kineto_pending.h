@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -103,11 +104,13 @@ class PendingTrace {
     bool from_profiler_range = false;  // a kernel known only by its counter range
   };
   
+  // 24 bytes: a trace holds a launch call per kernel and as many other runtime calls, and
+  // the join sorts them all.
   struct Runtime {
     uint64_t correlation;
-    ThreadKey thread;
     int64_t ts_ns;
-    uint32_t api;  // index into api_names_
+    uint32_t thread;  // index into launch_threads_
+    uint32_t api;     // index into api_names_
   };
   
   struct ProfilerRange {
@@ -125,6 +128,7 @@ class PendingTrace {
 
   uint32_t NameIndex(const std::string& name);
   uint32_t ApiIndex(const std::string& api);
+  uint32_t LaunchThreadIndex(ThreadKey thread);
   void JoinGraphCaptures(const GraphCaptureSet& set, proto::LaunchContextStats* stats);
   void JoinLaunches(proto::LaunchContextStats* stats);
   // The kernels each op call launched (`calls`: per kernel event index, its innermost and
@@ -143,6 +147,14 @@ class PendingTrace {
   void AttachProfilerRanges(proto::CollectorStats* collector);
   void DescribeDevices(proto::TraceHeader* header) const;
   void FillActivity(const PendingGpu& p, int64_t base_ns, proto::Activity* a) const;
+  struct EmitKey {
+    int64_t start;
+    uint64_t stream;
+    uint32_t device;
+    uint32_t index;  // into gpu_
+  };
+  // The order activities are emitted in (all of gpu_).
+  std::vector<EmitKey> EmitOrder() const;
 
   std::deque<PendingGpu> gpu_;  // a deque: growing it never copies what it holds
   uint64_t outliers_ = 0;
@@ -150,6 +162,8 @@ class PendingTrace {
   std::vector<const std::string*> names_;
   std::vector<std::vector<std::pair<std::string, std::string>>> args_;
   std::vector<Runtime> runtime_;
+  std::vector<ThreadKey> launch_threads_;  // the threads of runtime_: few distinct values
+  std::map<ThreadKey, uint32_t> launch_thread_ids_;
   RangeIndex cpu_ranges_;
   RangeIndex gpu_ranges_;
   LaunchContextBuilder cpu_contexts_;
