@@ -358,7 +358,7 @@ void PendingTrace::DescribeDevices(proto::TraceHeader* header) const {
 }
 
 void PendingTrace::FillActivity(const PendingGpu& p, int64_t base_ns, proto::Activity* a) const {
-  a->set_kind(p.kind);
+  a->set_kind(static_cast<proto::ActivityKind>(p.kind));
   a->set_name(*names_[p.name]);
   a->set_start_ns(p.start + base_ns);
   a->set_end_ns(p.end + base_ns);
