@@ -12,6 +12,7 @@
 #ifndef QPROF_ANALYSIS_IMPORTERS_COMMON_IMPORT_UTIL_H_
 #define QPROF_ANALYSIS_IMPORTERS_COMMON_IMPORT_UTIL_H_
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -88,6 +89,35 @@ struct ThreadKey {
     return pid != o.pid ? pid < o.pid : tid < o.tid;
   }
 };
+
+// Sorts [first, last) stably by `less` in O(n log r) for r ascending runs. Sources write
+// most records in order (a thread's frames, launch calls by correlation id, GPU events by
+// start): they come in a few dozen runs where streams or processes interleave or traces
+// were concatenated, which std::stable_sort does not take advantage of (O(n log n) in any
+// order). Neighbouring runs are merged pairwise until one is left; input of short runs
+// goes to std::stable_sort.
+template <typename It, typename Less>
+void SortRuns(It first, It last, Less less) {
+  const size_t n = static_cast<size_t>(last - first);
+  std::vector<size_t> bounds = {0};  // where each run starts, then n
+  for (size_t i = 1; i < n; ++i) {
+    if (less(first[i], first[i - 1])) bounds.push_back(i);
+  }
+  bounds.push_back(n);
+  if (bounds.size() - 1 > n / 16 + 1) {
+    std::stable_sort(first, last, less);
+    return;
+  }
+  while (bounds.size() > 2) {
+    size_t kept = 1;
+    for (size_t k = 2; k < bounds.size(); k += 2) {
+      std::inplace_merge(first + bounds[k - 2], first + bounds[k - 1], first + bounds[k], less);
+      bounds[kept++] = bounds[k];
+    }
+    if (bounds.size() % 2 == 0) bounds[kept++] = bounds.back();  // an odd run left over
+    bounds.resize(kept);
+  }
+}
 
 class RangeIndex {
  public:

@@ -206,15 +206,11 @@ void LaunchContextBuilder::Build() {
   for (auto& [key, t] : threads_) {
     // Outer before inner at equal starts (longer first), as in RangeIndex. Stable: frames
     // with identical intervals nest in the order the source wrote them. Sources mostly
-    // write a thread's frames in that order already, and checking costs a fraction of the
-    // sort.
-    auto outer_first = [](const Frame& a, const Frame& b) {
+    // write a thread's frames in that order already (SortRuns).
+    SortRuns(t.frames.begin(), t.frames.end(), [](const Frame& a, const Frame& b) {
       if (a.start != b.start) return a.start < b.start;
       return a.end > b.end;
-    };
-    if (!std::is_sorted(t.frames.begin(), t.frames.end(), outer_first)) {
-      std::stable_sort(t.frames.begin(), t.frames.end(), outer_first);
-    }
+    });
     // Checkpoints: the frames open at each kCheckpoint-th frame's start, so a launch looks
     // at one checkpoint and at most kCheckpoint frames after it.
     std::vector<uint32_t> open;

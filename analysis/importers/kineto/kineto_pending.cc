@@ -119,8 +119,8 @@ void PendingTrace::AddProfilerRange(KinetoEvent& e) {
 // annotation path open there and the stack of frames enclosing the call; kernels with no
 // such path (stack) take the GPU annotations open on their stream.
 void PendingTrace::JoinLaunches(proto::LaunchContextStats* stats) {
-  std::sort(runtime_.begin(), runtime_.end(),
-            [](const Runtime& a, const Runtime& b) { return a.correlation < b.correlation; });
+  SortRuns(runtime_.begin(), runtime_.end(),
+           [](const Runtime& a, const Runtime& b) { return a.correlation < b.correlation; });
   LaunchStackTable table(stats);
   proto::LaunchContext ctx;
   uint64_t kernels = 0, no_correlation = 0, no_launch_record = 0;
@@ -431,9 +431,8 @@ std::vector<PendingTrace::EmitKey> PendingTrace::EmitOrder() const {
   order.reserve(gpu_.size());
   uint32_t index = 0;
   for (const PendingGpu& p : gpu_) order.push_back({p.start, p.stream, p.device, index++});
-  std::sort(order.begin(), order.end(), [](const EmitKey& a, const EmitKey& b) {
-    return std::tie(a.start, a.device, a.stream, a.index) <
-           std::tie(b.start, b.device, b.stream, b.index);
+  SortRuns(order.begin(), order.end(), [](const EmitKey& a, const EmitKey& b) {
+    return std::tie(a.start, a.device, a.stream) < std::tie(b.start, b.device, b.stream);
   });
   return order;
 }
