@@ -244,11 +244,13 @@ void KinetoReader::ReadDeviceProperties(od::document& doc) {
 
 absl::Status KinetoReader::OnEvents(EventBatch* batch) {
   if (!pool_ || pool_failed_) return OnEventsSequential(batch);
-  // Decoded on a worker; events are committed in document order as batches come back. One
-  // batch per worker plus one waits at most, so memory stays a few batches.
+  // Decoded on a worker; events are committed in document order as batches come back. Two
+  // batches per worker at most, so memory stays a few batches and a worker that finishes
+  // while this thread waits for an older batch finds another queued (with one per worker
+  // plus one, workers idled: the analysis of a 261 MB trace took 2% longer).
   pool_->Submit(batch->buffer, batch->size, batch->capacity);
   batch->data = nullptr;
-  while (pool_->in_flight() > static_cast<size_t>(workers_) + 1) {
+  while (pool_->in_flight() > 2 * static_cast<size_t>(workers_)) {
     RETURN_IF_ERROR(TakeDecoded(true));
   }
   return TakeDecoded(false);
