@@ -14,12 +14,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
 #include <functional>
 #include <map>
 #include <cstdint>
 #include <limits>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "analysis/importers/common/trace_sink.h"
@@ -118,6 +120,30 @@ void SortRuns(It first, It last, Less less) {
     bounds.resize(kept);
   }
 }
+
+// Strings interned by a hash computed beforehand (Hash(), e.g. on the thread that decoded
+// them), so the thread that owns the table hashes no name again however often it repeats:
+// ids in order of first appearance, the strings held in stable storage.
+class PrehashedStrings {
+ public:
+  static size_t Hash(std::string_view s) { return std::hash<std::string_view>()(s); }
+  // The id of `s`, whose Hash() is `hash`; *added says whether it is new.
+  uint32_t Intern(std::string_view s, size_t hash, bool* added = nullptr);
+  const std::string& operator[](uint32_t id) const { return strings_[id]; }
+  size_t size() const { return strings_.size(); }
+
+ private:
+  struct Key {
+    std::string_view text;
+    size_t hash;
+    bool operator==(const Key& o) const { return text == o.text; }
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const { return k.hash; }
+  };
+  std::deque<std::string> strings_;  // stable: the keys view into it
+  std::unordered_map<Key, uint32_t, KeyHash> ids_;
+};
 
 class RangeIndex {
  public:

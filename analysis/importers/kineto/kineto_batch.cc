@@ -18,13 +18,14 @@ enum PackedPart : uint8_t {
   kHasDur = 2,
   kHasCorrelation = 4,
   kGpuArgs = 8,   // KinetoEvent::GpuArgs, when not all default
-  kShapes = 16,   // input_dims, input_types, concrete_inputs
+  kShapes = 16,   // shapes and shapes_hash
   kLists = 32,    // extra_args, launch_kernel, metrics, text_ids
 };
 
 struct PackedHead {
   int64_t ts_ns, dur_ns;
   uint64_t tid_num, correlation;
+  size_t name_hash;
   uint32_t pid_num, name_size;
   KinetoEventKind kind;
   uint8_t parts;
@@ -114,7 +115,7 @@ void DecodedBatch::Clear() {
 }
 
 void DecodedBatch::Add(const KinetoEvent& e) {
-  const bool shapes = !e.input_dims.empty() || !e.input_types.empty() || !e.concrete_inputs.empty();
+  const bool shapes = !e.shapes.empty();
   const bool lists = !e.extra_args.empty() || !e.launch_kernel.empty() || !e.metrics.empty() ||
                      !e.text_ids.empty();
   PackedHead h{};
@@ -122,6 +123,7 @@ void DecodedBatch::Add(const KinetoEvent& e) {
   h.dur_ns = e.dur_ns;
   h.tid_num = e.tid_num;
   h.correlation = e.correlation;
+  h.name_hash = e.name_hash;
   h.pid_num = e.pid_num;
   h.name_size = static_cast<uint32_t>(e.name.size());
   h.kind = e.kind;
@@ -133,9 +135,8 @@ void DecodedBatch::Add(const KinetoEvent& e) {
   packed_.append(e.name);
   if (h.parts & kGpuArgs) Put(e.gpu, &packed_);
   if (shapes) {
-    PutString(e.input_dims, &packed_);
-    PutString(e.input_types, &packed_);
-    PutString(e.concrete_inputs, &packed_);
+    PutString(e.shapes, &packed_);
+    Put(e.shapes_hash, &packed_);
   }
   if (lists) PutLists(e, &packed_);
 }
@@ -154,15 +155,14 @@ bool DecodedBatch::Next(KinetoEvent* e) {
   e->tid_num = h.tid_num;
   e->pid_num = h.pid_num;
   e->correlation = h.correlation;
+  e->name_hash = h.name_hash;
   e->gpu = h.parts & kGpuArgs ? in.Get<KinetoEvent::GpuArgs>() : KinetoEvent::GpuArgs{};
   if (h.parts & kShapes) {
-    e->input_dims.assign(in.String());
-    e->input_types.assign(in.String());
-    e->concrete_inputs.assign(in.String());
+    e->shapes.assign(in.String());
+    e->shapes_hash = in.Get<size_t>();
   } else {
-    e->input_dims.clear();
-    e->input_types.clear();
-    e->concrete_inputs.clear();
+    e->shapes.clear();
+    e->shapes_hash = 0;
   }
   if (h.parts & kLists) {
     GetLists(in, e);

@@ -33,10 +33,10 @@ namespace qprof::importers {
 
 // The events a worker kept from one batch (kept kinds, and ignored ones with pid/tid
 // texts), packed for the thread that commits them: per event a fixed head, the name, and
-// only the parts it carries (GPU args, op shapes, the rarer lists). Most events take a few
-// dozen bytes where a KinetoEvent takes ~370 (its strings on the heap besides), so the
-// committing thread reads each from a cache line or two, and a recycled batch keeps its
-// buffer: no allocation per event on either side.
+// only the parts it carries (GPU args, op shapes, the rarer lists). That is 132 bytes per
+// event on average in a 261 MB PyTorch trace, where a KinetoEvent takes ~370 and its
+// strings on the heap besides, so the committing thread reads each from a few cache lines,
+// and a recycled batch keeps its buffer: no allocation per event on either side.
 class DecodedBatch {
  public:
   size_t done = 0;                  // events of the batch decoded before an error

@@ -199,9 +199,11 @@ simdjson::error_code KinetoEventDecoder::Decode(od::object& obj, KinetoEvent* e)
   e->launch_kernel.clear();
   e->metrics.clear();
   e->text_ids.clear();
-  e->input_dims.clear();
-  e->input_types.clear();
-  e->concrete_inputs.clear();
+  e->shapes.clear();
+  e->name_hash = e->shapes_hash = 0;
+  input_dims_.clear();
+  input_types_.clear();
+  concrete_inputs_.clear();
   bool have_cat = false, is_complete = true;
   for (auto field_result : obj) {
     od::field field;
@@ -262,6 +264,12 @@ simdjson::error_code KinetoEventDecoder::Decode(od::object& obj, KinetoEvent* e)
     }
   }
   if (!have_cat) e->kind = KinetoEventKind::kIgnored;
+  if (e->kind == KinetoEventKind::kIgnored) return simdjson::SUCCESS;
+  e->name_hash = PrehashedStrings::Hash(e->name);
+  if (e->kind == KinetoEventKind::kCpuOp) {
+    e->shapes = PackShapes(input_dims_, input_types_, concrete_inputs_);
+    e->shapes_hash = PrehashedStrings::Hash(e->shapes);
+  }
   return simdjson::SUCCESS;
 }
 
@@ -282,10 +290,10 @@ simdjson::error_code KinetoEventDecoder::DecodeOpShapes(od::object& args, Kineto
     if (!concrete) {
       std::string_view raw;
       SIMDJSON_TRY(arr.raw_json().get(raw));
-      CompactJson(raw, dims ? &e->input_dims : &e->input_types);
+      CompactJson(raw, dims ? &input_dims_ : &input_types_);
       continue;
     }
-    std::string& out = e->concrete_inputs;
+    std::string& out = concrete_inputs_;
     out.clear();
     out.push_back('[');
     bool first = true;

@@ -350,9 +350,7 @@ void KinetoReader::Commit(KinetoEvent& e) {
     }
     case KinetoEventKind::kRuntime:
       if (e.has_dur) CountHostCall(e.name, e.dur_ns, trace_.mutable_header());
-      if (e.has_correlation && e.has_ts) {
-        pending_.AddLaunch(e.correlation, {e.pid_num, e.tid_num}, e.ts_ns, e.name);
-      }
+      if (e.has_correlation && e.has_ts) pending_.AddLaunch(e);
       if (captures_ != nullptr && e.has_ts) {
         pending_.AddCall({e.pid_num, e.tid_num}, e.ts_ns, e.has_dur ? e.dur_ns : 0, e.name,
                          e.launch_kernel);
@@ -369,12 +367,7 @@ void KinetoReader::Commit(KinetoEvent& e) {
       if (e.has_ts) {
         int64_t end = e.has_dur && e.dur_ns >= 0 ? e.ts_ns + e.dur_ns
                                                  : LaunchContextBuilder::kOpenEnd;
-        if (e.kind == KinetoEventKind::kCpuOp) {
-          pending_.AddCpuFrame({e.pid_num, e.tid_num}, e.ts_ns, end, e.name, "cpu_op",
-                               PackShapes(e.input_dims, e.input_types, e.concrete_inputs));
-        } else {
-          pending_.AddCpuFrame({e.pid_num, e.tid_num}, e.ts_ns, end, e.name, "python_function");
-        }
+        pending_.AddCpuFrame(e, end);
       }
       return;
     case KinetoEventKind::kGpuUserAnnotation:

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <numeric>
 #include <tuple>
+#include <unordered_map>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -40,10 +41,8 @@ void MemoryKindsFromName(std::string_view name, std::string* src, std::string* d
 
 }  // namespace
 
-uint32_t PendingTrace::NameIndex(const std::string& name) {
-  auto [it, inserted] = name_index_.try_emplace(name, static_cast<uint32_t>(names_.size()));
-  if (inserted) names_.push_back(&it->first);
-  return it->second;
+uint32_t PendingTrace::NameIndex(std::string_view name, size_t hash) {
+  return names_.Intern(name, hash);
 }
 
 void PendingTrace::AddGpu(KinetoEvent& e) {
@@ -51,7 +50,7 @@ void PendingTrace::AddGpu(KinetoEvent& e) {
   p.kind = e.kind == KinetoEventKind::kKernel   ? proto::ACTIVITY_KIND_KERNEL
            : e.kind == KinetoEventKind::kMemcpy ? proto::ACTIVITY_KIND_MEMCPY
                                                 : proto::ACTIVITY_KIND_MEMSET;
-  p.name = NameIndex(e.name);
+  p.name = NameIndex(e.name, e.name_hash);
   p.start = e.ts_ns;
   p.end = e.ts_ns + e.dur_ns;
   const KinetoEvent::GpuArgs& g = e.gpu;
@@ -73,12 +72,6 @@ void PendingTrace::AddGpu(KinetoEvent& e) {
   gpu_.push_back(p);
 }
 
-uint32_t PendingTrace::ApiIndex(const std::string& api) {
-  auto [it, inserted] = api_ids_.try_emplace(api, static_cast<uint32_t>(api_names_.size()));
-  if (inserted) api_names_.push_back(api);
-  return it->second;
-}
-
 uint32_t PendingTrace::LaunchThreadIndex(ThreadKey thread) {
   auto [it, inserted] =
       launch_thread_ids_.try_emplace(thread, static_cast<uint32_t>(launch_threads_.size()));
@@ -86,9 +79,9 @@ uint32_t PendingTrace::LaunchThreadIndex(ThreadKey thread) {
   return it->second;
 }
 
-void PendingTrace::AddLaunch(uint64_t correlation, ThreadKey thread, int64_t ts_ns,
-                             const std::string& api) {
-  runtime_.push_back({correlation, ts_ns, LaunchThreadIndex(thread), ApiIndex(api)});
+void PendingTrace::AddLaunch(const KinetoEvent& e) {
+  runtime_.push_back({e.correlation, e.ts_ns, LaunchThreadIndex({e.pid_num, e.tid_num}),
+                      ApiIndex(e.name, e.name_hash)});
 }
 
 void PendingTrace::AddCpuRange(ThreadKey thread, int64_t start, int64_t end,
@@ -98,10 +91,38 @@ void PendingTrace::AddCpuRange(ThreadKey thread, int64_t start, int64_t end,
                          name, "user_annotation");
 }
 
-void PendingTrace::AddCpuFrame(ThreadKey thread, int64_t start, int64_t end,
-                               const std::string& name, const char* kind,
-                               std::string_view shapes) {
-  cpu_contexts_.AddFrame(thread, start, end, name, kind, shapes);
+// As LaunchContextBuilder::AddFrame would add it, each distinct name and shapes looked up
+// in the builder once: the many frames of a trace repeat a few thousand strings.
+void PendingTrace::AddCpuFrame(const KinetoEvent& e, int64_t end) {
+  bool added = false;
+  const uint32_t n = frame_names_.Intern(e.name, e.name_hash, &added);
+  if (added) frame_name_ids_.push_back({LaunchContextBuilder::IsPlumbingFrame(e.name), UINT32_MAX});
+  FrameName& name = frame_name_ids_[n];
+  if (e.kind == KinetoEventKind::kPythonFunction && name.plumbing) return;
+  if (name.id == UINT32_MAX) name.id = cpu_contexts_.InternString(e.name);
+  const uint32_t kind = FrameKindId(e.kind);
+  cpu_contexts_.AddInternedFrame({e.pid_num, e.tid_num}, e.ts_ns, end, name.id, kind,
+                                 FrameShapesId(e));
+}
+
+uint32_t PendingTrace::FrameKindId(KinetoEventKind kind) {
+  if (kind == KinetoEventKind::kCpuOp) {
+    if (cpu_op_kind_ == UINT32_MAX) cpu_op_kind_ = cpu_contexts_.InternString("cpu_op");
+    return cpu_op_kind_;
+  }
+  if (python_kind_ == UINT32_MAX) python_kind_ = cpu_contexts_.InternString("python_function");
+  return python_kind_;
+}
+
+uint32_t PendingTrace::FrameShapesId(const KinetoEvent& e) {
+  if (e.shapes.empty()) {
+    if (no_shapes_ == UINT32_MAX) no_shapes_ = cpu_contexts_.InternString("");
+    return no_shapes_;
+  }
+  bool added = false;
+  const uint32_t s = frame_shapes_.Intern(e.shapes, e.shapes_hash, &added);
+  if (added) frame_shapes_ids_.push_back(cpu_contexts_.InternString(e.shapes));
+  return frame_shapes_ids_[s];
 }
 
 void PendingTrace::AddGpuRange(ThreadKey stream, int64_t start, int64_t end,
@@ -206,7 +227,7 @@ void PendingTrace::ListCallKernels(const std::vector<OpCallOf>& calls,
         kernels.clear();
         for (const uint32_t* k = first; k != last; ++k) {
           const OpCallOf& c = calls[*k];
-          kernels.emplace_back(*names_[gpu_[c.gpu].name], c.calls.inner_name);
+          kernels.emplace_back(names_[gpu_[c.gpu].name], c.calls.inner_name);
         }
         it->second = sets.Intern(&kernels);
       }
@@ -359,7 +380,7 @@ void PendingTrace::DescribeDevices(proto::TraceHeader* header) const {
 
 void PendingTrace::FillActivity(const PendingGpu& p, int64_t base_ns, proto::Activity* a) const {
   a->set_kind(static_cast<proto::ActivityKind>(p.kind));
-  a->set_name(*names_[p.name]);
+  a->set_name(names_[p.name]);
   a->set_start_ns(p.start + base_ns);
   a->set_end_ns(p.end + base_ns);
   if (p.kind == proto::ACTIVITY_KIND_UNSPECIFIED || p.from_profiler_range) {
@@ -382,7 +403,7 @@ void PendingTrace::FillActivity(const PendingGpu& p, int64_t base_ns, proto::Act
     a->set_static_shared_bytes(p.shared_memory);
   } else if (p.kind != proto::ACTIVITY_KIND_UNSPECIFIED) {
     a->set_bytes(p.bytes);
-    const std::string& name = *names_[p.name];
+    const std::string& name = names_[p.name];
     if (p.kind == proto::ACTIVITY_KIND_MEMCPY) a->set_copy_kind(CopyKindFromName(name));
     std::string src, dst;
     MemoryKindsFromName(name, &src, &dst);
@@ -480,7 +501,7 @@ void PendingTrace::Emit(int64_t base_ns, proto::TraceHeader* header, TraceSink* 
     }
     const PendingGpu& first = gpu_[order[drop_left ? lo : at].index];
     if (where.empty()) {
-      where = absl::StrCat(*names_[first.name], " at ts ", (first.start + base_ns) / 1000,
+      where = absl::StrCat(names_[first.name], " at ts ", (first.start + base_ns) / 1000,
                            " us, ", gap / 1000000000, " s ", drop_left ? "before" : "after",
                            " the other events");
     }

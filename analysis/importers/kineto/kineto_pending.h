@@ -23,7 +23,6 @@
 #include <deque>
 #include <map>
 #include <string>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -40,14 +39,14 @@ class PendingTrace {
  public:
   // A kernel, memcpy or memset event with valid times (may move from `e`).
   void AddGpu(KinetoEvent& e);
-  // `api`: the launch call's name ("cudaLaunchKernel", "cudaGraphLaunch").
-  void AddLaunch(uint64_t correlation, ThreadKey thread, int64_t ts_ns, const std::string& api);
+  // A launch call with a correlation id and a time (its name is the API called:
+  // "cudaLaunchKernel", "cudaGraphLaunch").
+  void AddLaunch(const KinetoEvent& e);
   // A user_annotation range: a path component and a launch-context frame.
   void AddCpuRange(ThreadKey thread, int64_t start, int64_t end, const std::string& name);
-  // A cpu_op or python_function event: a launch-context frame (`kind`); `shapes` is the
-  // op's PackShapes (record_shapes=True) or "".
-  void AddCpuFrame(ThreadKey thread, int64_t start, int64_t end, const std::string& name,
-                   const char* kind, std::string_view shapes = "");
+  // A cpu_op or python_function event with a time: a launch-context frame that ends at
+  // `end`, its name and shapes interned by the hashes they were decoded with.
+  void AddCpuFrame(const KinetoEvent& e, int64_t end);
   void AddGpuRange(ThreadKey stream, int64_t start, int64_t end, const std::string& name);
   void AddProfilerRange(KinetoEvent& e);
   size_t size() const { return gpu_.size(); }
@@ -90,7 +89,7 @@ class PendingTrace {
     const std::string* path = nullptr;
     double reported_occupancy_pct = 0;  // Kineto's "est. achieved occupancy %"
     uint32_t device = 0;
-    uint32_t name = 0;           // index into names_
+    uint32_t name = 0;           // id in names_
     uint32_t grid[3] = {0, 0, 0}, block[3] = {0, 0, 0};
     uint32_t registers = 0, shared_memory = 0;
     int32_t args = -1;           // index into args_ (kernels with extra args)
@@ -126,11 +125,17 @@ class PendingTrace {
     ThreadKey thread;
     int64_t ts_ns, dur_ns;
     uint32_t api;     // index into api_names_
-    uint32_t kernel;  // index into names_ + 1; 0 = not recorded
+    uint32_t kernel;  // id in names_ + 1; 0 = not recorded
   };
 
-  uint32_t NameIndex(const std::string& name);
-  uint32_t ApiIndex(const std::string& api);
+  uint32_t NameIndex(std::string_view name, size_t hash);
+  uint32_t NameIndex(std::string_view name) {
+    return NameIndex(name, PrehashedStrings::Hash(name));
+  }
+  uint32_t ApiIndex(std::string_view api, size_t hash) { return api_names_.Intern(api, hash); }
+  // The builder's ids of a frame's strings.
+  uint32_t FrameKindId(KinetoEventKind kind);
+  uint32_t FrameShapesId(const KinetoEvent& e);
   uint32_t LaunchThreadIndex(ThreadKey thread);
   void JoinGraphCaptures(const GraphCaptureSet& set, proto::LaunchContextStats* stats);
   void JoinLaunches(proto::LaunchContextStats* stats);
@@ -161,8 +166,7 @@ class PendingTrace {
 
   std::deque<PendingGpu> gpu_;  // a deque: growing it never copies what it holds
   uint64_t outliers_ = 0;
-  std::unordered_map<std::string, uint32_t> name_index_;
-  std::vector<const std::string*> names_;
+  PrehashedStrings names_;  // GPU events' names
   std::vector<std::vector<std::pair<std::string, std::string>>> args_;
   std::vector<Runtime> runtime_;
   std::vector<ThreadKey> launch_threads_;  // the threads of runtime_: few distinct values
@@ -171,8 +175,18 @@ class PendingTrace {
   RangeIndex gpu_ranges_;
   LaunchContextBuilder cpu_contexts_;
   LaunchContextBuilder gpu_contexts_;
-  std::vector<std::string> api_names_;  // launch calls' names: few distinct values
-  std::unordered_map<std::string, uint32_t> api_ids_;
+  // cpu_op and python_function frames' names and shapes, and their ids in cpu_contexts_
+  // (a plumbing name, left out, gets none).
+  struct FrameName {
+    bool plumbing;
+    uint32_t id;
+  };
+  PrehashedStrings frame_names_;
+  std::vector<FrameName> frame_name_ids_;
+  PrehashedStrings frame_shapes_;
+  std::vector<uint32_t> frame_shapes_ids_;
+  uint32_t cpu_op_kind_ = UINT32_MAX, python_kind_ = UINT32_MAX, no_shapes_ = UINT32_MAX;
+  PrehashedStrings api_names_;  // launch calls' names: few distinct values
   size_t gpu_range_count_ = 0;
   std::vector<ProfilerRange> profiler_ranges_;
   bool keep_calls_ = false;
