@@ -41,6 +41,16 @@ void Progress::Finish() {
   std::fprintf(stderr, "qprof: %s: done in %.1f s\n", what_.c_str(), secs);
 }
 
+uint32_t PrehashedStrings::Intern(std::string_view s, size_t hash, bool* added) {
+  auto it = ids_.find(Key{s, hash});
+  if (added != nullptr) *added = it == ids_.end();
+  if (it != ids_.end()) return it->second;
+  const uint32_t id = static_cast<uint32_t>(strings_.size());
+  strings_.emplace_back(s);
+  ids_.emplace(Key{strings_.back(), hash}, id);
+  return id;
+}
+
 void RangeIndex::AddRange(ThreadKey thread, int64_t start, int64_t end, std::string name) {
   ranges_.push_back({thread, start, end, std::move(name)});
 }

@@ -12,13 +12,16 @@
 #ifndef QPROF_ANALYSIS_IMPORTERS_COMMON_IMPORT_UTIL_H_
 #define QPROF_ANALYSIS_IMPORTERS_COMMON_IMPORT_UTIL_H_
 
+#include <algorithm>
 #include <chrono>
+#include <deque>
 #include <functional>
 #include <map>
 #include <cstdint>
 #include <limits>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "analysis/importers/common/trace_sink.h"
@@ -87,6 +90,59 @@ struct ThreadKey {
   bool operator<(const ThreadKey& o) const {
     return pid != o.pid ? pid < o.pid : tid < o.tid;
   }
+};
+
+// Sorts [first, last) stably by `less` in O(n log r) for r ascending runs. Sources write
+// most records in order (a thread's frames, launch calls by correlation id, GPU events by
+// start): they come in a few dozen runs where streams or processes interleave or traces
+// were concatenated, which std::stable_sort does not take advantage of (O(n log n) in any
+// order). Neighbouring runs are merged pairwise until one is left; input of short runs
+// goes to std::stable_sort.
+template <typename It, typename Less>
+void SortRuns(It first, It last, Less less) {
+  const size_t n = static_cast<size_t>(last - first);
+  std::vector<size_t> bounds = {0};  // where each run starts, then n
+  for (size_t i = 1; i < n; ++i) {
+    if (less(first[i], first[i - 1])) bounds.push_back(i);
+  }
+  bounds.push_back(n);
+  if (bounds.size() - 1 > n / 16 + 1) {
+    std::stable_sort(first, last, less);
+    return;
+  }
+  while (bounds.size() > 2) {
+    size_t kept = 1;
+    for (size_t k = 2; k < bounds.size(); k += 2) {
+      std::inplace_merge(first + bounds[k - 2], first + bounds[k - 1], first + bounds[k], less);
+      bounds[kept++] = bounds[k];
+    }
+    if (bounds.size() % 2 == 0) bounds[kept++] = bounds.back();  // an odd run left over
+    bounds.resize(kept);
+  }
+}
+
+// Strings interned by a hash computed beforehand (Hash(), e.g. on the thread that decoded
+// them), so the thread that owns the table hashes no name again however often it repeats:
+// ids in order of first appearance, the strings held in stable storage.
+class PrehashedStrings {
+ public:
+  static size_t Hash(std::string_view s) { return std::hash<std::string_view>()(s); }
+  // The id of `s`, whose Hash() is `hash`; *added says whether it is new.
+  uint32_t Intern(std::string_view s, size_t hash, bool* added = nullptr);
+  const std::string& operator[](uint32_t id) const { return strings_[id]; }
+  size_t size() const { return strings_.size(); }
+
+ private:
+  struct Key {
+    std::string_view text;
+    size_t hash;
+    bool operator==(const Key& o) const { return text == o.text; }
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const { return k.hash; }
+  };
+  std::deque<std::string> strings_;  // stable: the keys view into it
+  std::unordered_map<Key, uint32_t, KeyHash> ids_;
 };
 
 class RangeIndex {

@@ -189,14 +189,25 @@ uint32_t LaunchContextBuilder::Intern(std::string_view s) {
   return id;
 }
 
+uint32_t LaunchContextBuilder::InternString(std::string_view s) {
+  if (empty_id_ == UINT32_MAX) empty_id_ = Intern("");
+  return Intern(s);
+}
+
 void LaunchContextBuilder::AddFrame(ThreadKey thread, int64_t start, int64_t end,
                                     std::string_view name, std::string_view kind,
                                     std::string_view shapes) {
   if (kind == "python_function" && IsPlumbingFrame(name)) return;
-  if (empty_id_ == UINT32_MAX) empty_id_ = Intern("");
-  has_shapes_ |= !shapes.empty();
-  threads_[thread].frames.push_back(
-      {start, end, Intern(name), Intern(kind), shapes.empty() ? empty_id_ : Intern(shapes)});
+  const uint32_t name_id = InternString(name);
+  const uint32_t kind_id = Intern(kind);
+  const uint32_t shapes_id = shapes.empty() ? empty_id_ : Intern(shapes);
+  AddInternedFrame(thread, start, end, name_id, kind_id, shapes_id);
+}
+
+void LaunchContextBuilder::AddInternedFrame(ThreadKey thread, int64_t start, int64_t end,
+                                            uint32_t name, uint32_t kind, uint32_t shapes) {
+  has_shapes_ |= shapes != empty_id_;
+  threads_[thread].frames.push_back({start, end, name, kind, shapes});
   ++frame_count_;
 }
 
@@ -205,8 +216,9 @@ void LaunchContextBuilder::Build() {
   built_ = true;
   for (auto& [key, t] : threads_) {
     // Outer before inner at equal starts (longer first), as in RangeIndex. Stable: frames
-    // with identical intervals nest in the order the source wrote them.
-    std::stable_sort(t.frames.begin(), t.frames.end(), [](const Frame& a, const Frame& b) {
+    // with identical intervals nest in the order the source wrote them. Sources mostly
+    // write a thread's frames in that order already (SortRuns).
+    SortRuns(t.frames.begin(), t.frames.end(), [](const Frame& a, const Frame& b) {
       if (a.start != b.start) return a.start < b.start;
       return a.end > b.end;
     });

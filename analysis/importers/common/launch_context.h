@@ -113,8 +113,16 @@ class LaunchContextBuilder {
   // `shapes`: PackShapes of a cpu_op recorded with shapes, else "".
   void AddFrame(ThreadKey thread, int64_t start, int64_t end, std::string_view name,
                 std::string_view kind, std::string_view shapes = "");
+  // The same by the ids of its strings, for an importer that maps each distinct string to
+  // its id once (Kineto: by a hash computed where the event was decoded) rather than have
+  // the builder hash it again for every frame; the plumbing frames (IsPlumbingFrame) are
+  // the importer's to leave out. `shapes` is the id of "" when the frame has none.
+  uint32_t InternString(std::string_view s);
+  void AddInternedFrame(ThreadKey thread, int64_t start, int64_t end, uint32_t name,
+                        uint32_t kind, uint32_t shapes);
   // The cpu_op calls enclosing the last ContextAt's launch: stable ids of the innermost and
-  // outermost cpu_op frame instances (0 = none) and the innermost's name.
+  // outermost cpu_op frame instances (0 = none) and the innermost's name (the builder's
+  // interned copy: equal names view the same bytes, for as long as the builder lives).
   struct OpCalls {
     uint64_t inner = 0, outer = 0;
     std::string_view inner_name;

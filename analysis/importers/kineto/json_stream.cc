@@ -78,6 +78,12 @@ class Streamer {
   Streamer(ByteSource* src, const std::string& label, TraceJsonHandler* h, Progress* progress,
            const JsonStreamLimits& limits)
       : src_(src), label_(label), h_(h), progress_(progress), limits_(limits) {
+    // A handler that keeps the bytes is handed each batch with the buffer it was read into
+    // (HandOver): reads of one batch keep that buffer a batch long, and what follows the
+    // cut, which moves to the next buffer, the partial event the read ended in.
+    if (h_->KeepsBatchBytes()) {
+      limits_.read_bytes = std::min(limits_.read_bytes, limits_.batch_bytes);
+    }
     buf_.resize(std::min<size_t>(limits_.read_bytes, 64 << 10) * 2 + kPadding);
   }
 
@@ -330,6 +336,7 @@ class Streamer {
   // goes on: cut on success, or the start of the first event the handler could not take.
   absl::StatusOr<size_t> FastBatch(size_t i, size_t cut) {
     batch_.events.clear();
+    if (h_->KeepsBatchBytes() && i >= 1) return HandOver(i, cut);
     Frame(i, cut);
     batch_.stream_offset = base_ + i;
     batch_.consumed = 0;
@@ -354,6 +361,33 @@ class Streamer {
     }
     exact_until_ = base_ + cut;
     return j;
+  }
+
+  // FastBatch for a handler that keeps the bytes: rather than a copy of the batch, it gets
+  // the read buffer itself, framed in place, and the stream goes on in a spare buffer that
+  // holds what followed the cut (with the byte before it, where Fill would keep it).
+  // Returns the index where the stream goes on. Such a handler has the batch for good, so
+  // it cannot ask for it again with exact boundaries: kAborted is an error like any other.
+  absl::StatusOr<size_t> HandOver(size_t i, size_t cut) {
+    const size_t rest = cut - 1;
+    if (spare_.size() < buf_.size()) spare_.resize(buf_.size());
+    std::memcpy(spare_.data(), buf_.data() + rest, end_ - rest);
+    buf_[i - 1] = '[';
+    buf_[cut] = ']';
+    batch_.data = buf_.data() + i - 1;
+    batch_.buffer = &buf_;
+    batch_.size = cut - i + 2;
+    batch_.capacity = buf_.size() - (i - 1);
+    batch_.stream_offset = base_ + i;
+    batch_.consumed = 0;
+    absl::Status s = h_->OnEvents(&batch_);
+    // buf_ is now whatever buffer the handler gave for it: the next spare.
+    std::swap(buf_, spare_);
+    base_ += rest;
+    end_ -= rest;
+    pos_ = 1;
+    if (!s.ok()) return s;
+    return cut - rest;
   }
 
   // The events array starting at '[' at index i; on return pos_ is just past its ']'.
@@ -425,6 +459,7 @@ class Streamer {
   size_t batch_first_ = 0, batch_last_ = 0;
   uint64_t exact_until_ = 0;  // stream offset: scan exactly up to here after a failed fast batch
   std::vector<char> batch_buf_;
+  std::vector<char> spare_;  // HandOver's next read buffer
 };
 
 }  // namespace

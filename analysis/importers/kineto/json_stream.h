@@ -8,8 +8,9 @@
 //  - the events, in batches of about kBatchBytes: a padded buffer "[ev,ev,...]" that simdjson
 //    can iterate directly, plus each event's offsets, for per-event recovery. A batch is
 //    framed in place in the read buffer (its '[' and ']' overwrite the bytes around it for
-//    the duration of the call; what follows serves as padding) unless the handler keeps
-//    the bytes, in which case it is a copy.
+//    the duration of the call; what follows serves as padding). A handler that keeps the
+//    bytes is handed the read buffer itself, which was read to hold about one batch, and
+//    the stream goes on in another (a batch cut at an exact boundary is copied instead).
 // Memory is the read buffer (grown only for one value larger than it) plus one batch; no
 // DOM of the whole document ever exists. The scanner does not validate JSON: simdjson does
 // that on each batch, so syntax errors are reported with the batch's byte offset.
@@ -40,9 +41,10 @@ struct EventBatch {
   // Set by the handler when it returns kAborted on a fast-path batch: how many events it
   // consumed before something did not parse. The streamer then rescans exactly from there.
   size_t consumed = 0;
-  // The vector holding `data` when the batch was copied (KeepsBatchBytes): the handler may
-  // swap it for another to keep the bytes, e.g. to decode them on another thread. nullptr
-  // when the batch is framed in the streamer's own buffer (valid during the call only).
+  // The vector holding `data` when the handler keeps the bytes (KeepsBatchBytes): the
+  // handler may swap it for another (of any size) to keep them, e.g. to decode them on
+  // another thread. nullptr when the batch is framed in the streamer's own buffer for the
+  // duration of the call only.
   std::vector<char>* buffer = nullptr;
 };
 
@@ -52,11 +54,12 @@ class TraceJsonHandler {
   virtual absl::Status OnMember(std::string_view key, std::string_view json) = 0;
   // The traceEvents array begins (events may follow).
   virtual void OnEventsBegin() {}
-  // True when the handler keeps a batch's bytes past OnEvents (swapping EventBatch::buffer):
-  // the streamer then copies each batch; otherwise batches are framed in its read buffer.
+  // True when the handler keeps a batch's bytes past OnEvents (swapping EventBatch::buffer);
+  // otherwise batches are framed in the streamer's read buffer for the call only.
   virtual bool KeepsBatchBytes() const { return false; }
   // With batch->events empty, returning kAborted (and setting batch->consumed) asks for the
-  // rest of the batch again with exact boundaries; any other error stops the stream.
+  // rest of the batch again with exact boundaries, unless the handler keeps the bytes; any
+  // other error stops the stream.
   virtual absl::Status OnEvents(EventBatch* batch) = 0;
 };
 

@@ -24,7 +24,8 @@ bool IsKernelLaunch(std::string_view api) {
 void PendingTrace::AddCall(ThreadKey thread, int64_t ts_ns, int64_t dur_ns, const std::string& api,
                            const std::string& kernel) {
   if (!keep_calls_) return;
-  calls_.push_back({thread, ts_ns, std::max<int64_t>(dur_ns, 0), ApiIndex(api),
+  calls_.push_back({thread, ts_ns, std::max<int64_t>(dur_ns, 0),
+                    ApiIndex(api, PrehashedStrings::Hash(api)),
                     kernel.empty() ? 0 : NameIndex(kernel) + 1});
 }
 
@@ -81,7 +82,7 @@ void PendingTrace::BuildCaptures(const std::string& label, GraphCaptureSet* set)
       CapturedLaunch l;
       l.stack = ctx.stack();
       if (call.kernel != 0) {
-        l.name = set->InternName(*names_[call.kernel - 1]);
+        l.name = set->InternName(names_[call.kernel - 1]);
       } else {
         c.named = false;
       }
@@ -117,7 +118,7 @@ void PendingTrace::JoinGraphCaptures(const GraphCaptureSet& set,
     replay.clear();
     while (e < graph.size() && gpu_[graph[e]].launch == gpu_[graph[b]].launch) {
       const PendingGpu& p = gpu_[graph[e]];
-      replay.push_back({p.device, p.stream, p.start, p.name, *names_[p.name]});
+      replay.push_back({p.device, p.stream, p.start, p.name, names_[p.name]});
       ++e;
     }
     joiner.JoinReplay(replay, &stacks);

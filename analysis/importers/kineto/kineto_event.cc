@@ -1,6 +1,7 @@
 #include "analysis/importers/kineto/kineto_event.h"
 
 #include <string_view>
+#include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -12,8 +13,9 @@ namespace {
 
 namespace od = simdjson::ondemand;
 
-bool Eq(std::string_view a, const char* b) {
-  return absl::EqualsIgnoreCase(absl::string_view(a.data(), a.size()), b);
+bool Eq(std::string_view a, std::string_view b) {
+  return absl::EqualsIgnoreCase(absl::string_view(a.data(), a.size()),
+                                absl::string_view(b.data(), b.size()));
 }
 
 std::string Unquote(std::string_view tok) {
@@ -80,26 +82,76 @@ void AppendJsonString(std::string_view s, std::string* out) {
   out->push_back('"');
 }
 
+// A non-negative integer as ParseUint reads `tok`, the token of `v`: through simdjson's
+// parser when it is a plain JSON integer, as nearly all are, and ParseUint for the rest
+// (it tolerates "42.0" and quoted digits, and refuses what simdjson refuses).
+template <typename Value>
+std::optional<uint64_t> UintOf(Value&& v, std::string_view tok) {
+  if (uint64_t n = 0; std::forward<Value>(v).get_uint64().get(n) == simdjson::SUCCESS) return n;
+  return ParseUint(tok);
+}
+
+// The top-level fields of an event that are read. Every field of every event is looked up,
+// so the key's first byte picks the one name it can be before a comparison.
+enum class EventField { kOther, kPh, kCat, kName, kPid, kTid, kTs, kDur, kArgs };
+
+EventField EventFieldOf(od::raw_json_string key) {
+  switch (key.raw()[0]) {
+    case 'p':
+      return key == "ph" ? EventField::kPh : key == "pid" ? EventField::kPid : EventField::kOther;
+    case 'c':
+      return key == "cat" ? EventField::kCat : EventField::kOther;
+    case 'n':
+      return key == "name" ? EventField::kName : EventField::kOther;
+    case 't':
+      return key == "ts" ? EventField::kTs : key == "tid" ? EventField::kTid : EventField::kOther;
+    case 'd':
+      return key == "dur" ? EventField::kDur : EventField::kOther;
+    case 'a':
+      return key == "args" ? EventField::kArgs : EventField::kOther;
+    default:
+      return EventField::kOther;
+  }
+}
+
 }  // namespace
 
 KinetoEventKind KindOfCategory(std::string_view cat) {
-  if (Eq(cat, "kernel")) return KinetoEventKind::kKernel;
-  if (Eq(cat, "gpu_memcpy") || Eq(cat, "memcpy")) return KinetoEventKind::kMemcpy;
-  if (Eq(cat, "gpu_memset") || Eq(cat, "memset")) return KinetoEventKind::kMemset;
-  if (Eq(cat, "cuda_runtime") || Eq(cat, "runtime") || Eq(cat, "cuda_driver") ||
-      Eq(cat, "driver")) {
-    return KinetoEventKind::kRuntime;
+  struct Category {
+    std::string_view name;
+    KinetoEventKind kind;
+  };
+  static constexpr Category kCategories[] = {
+      {"cpu_op", KinetoEventKind::kCpuOp},
+      {"cuda_runtime", KinetoEventKind::kRuntime},
+      {"python_function", KinetoEventKind::kPythonFunction},
+      {"kernel", KinetoEventKind::kKernel},
+      {"gpu_memcpy", KinetoEventKind::kMemcpy},
+      {"gpu_memset", KinetoEventKind::kMemset},
+      {"user_annotation", KinetoEventKind::kUserAnnotation},
+      {"gpu_user_annotation", KinetoEventKind::kGpuUserAnnotation},
+      {"cuda_driver", KinetoEventKind::kRuntime},
+      {"cuda_profiler_range", KinetoEventKind::kProfilerRange},
+      {"memcpy", KinetoEventKind::kMemcpy},
+      {"memset", KinetoEventKind::kMemset},
+      {"runtime", KinetoEventKind::kRuntime},
+      {"driver", KinetoEventKind::kRuntime},
+      {"operator", KinetoEventKind::kCpuOp},
+  };
+  // Every event asks: the length rules out most names, and writers spell them as here.
+  for (const Category& c : kCategories) {
+    if (c.name.size() == cat.size() && (cat == c.name || Eq(cat, c.name))) return c.kind;
   }
-  if (Eq(cat, "user_annotation")) return KinetoEventKind::kUserAnnotation;
-  if (Eq(cat, "cpu_op") || Eq(cat, "operator")) return KinetoEventKind::kCpuOp;
-  if (Eq(cat, "python_function")) return KinetoEventKind::kPythonFunction;
-  if (Eq(cat, "gpu_user_annotation")) return KinetoEventKind::kGpuUserAnnotation;
-  if (Eq(cat, "cuda_profiler_range")) return KinetoEventKind::kProfilerRange;
   return KinetoEventKind::kIgnored;
 }
 
 simdjson::error_code KinetoEventDecoder::ReadId(od::value v, KinetoEvent::IdField field,
                                                 KinetoEvent* e, uint64_t* out) {
+  // Most ids are plain integers: simdjson's parser takes them without asking for the type.
+  if (uint64_t n = 0; v.get_uint64().get(n) == simdjson::SUCCESS) {
+    *out = n;
+    return simdjson::SUCCESS;
+  }
   od::json_type t;
   SIMDJSON_TRY(v.type().get(t));
   if (t == od::json_type::string) {
@@ -137,29 +189,27 @@ void IdNumbering::Resolve(KinetoEvent* e) {
 simdjson::error_code KinetoEventDecoder::Decode(od::object& obj, KinetoEvent* e) {
   e->kind = KinetoEventKind::kIgnored;
   e->name.clear();
-  e->has_ts = e->has_dur = e->has_device = e->has_stream = e->has_correlation = false;
+  e->has_ts = e->has_dur = e->has_correlation = false;
   e->ts_ns = e->dur_ns = 0;
   e->pid_num = 0;
   e->tid_num = 0;
-  e->device = e->stream = e->correlation = 0;
-  for (int i = 0; i < 3; ++i) e->grid[i] = e->block[i] = 0;
-  e->registers = e->shared_memory = 0;
-  e->bytes = 0;
-  e->has_reported_occupancy = false;
-  e->reported_occupancy_pct = 0;
+  e->correlation = 0;
+  e->gpu = {};
   e->extra_args.clear();
   e->launch_kernel.clear();
   e->metrics.clear();
   e->text_ids.clear();
-  e->input_dims.clear();
-  e->input_types.clear();
-  e->concrete_inputs.clear();
+  e->shapes.clear();
+  e->name_hash = e->shapes_hash = 0;
+  input_dims_.clear();
+  input_types_.clear();
+  concrete_inputs_.clear();
   bool have_cat = false, is_complete = true;
   for (auto field_result : obj) {
     od::field field;
     SIMDJSON_TRY(std::move(field_result).get(field));
-    od::raw_json_string key = field.key();
-    if (key == "ph") {
+    const EventField which = EventFieldOf(field.key());
+    if (which == EventField::kPh) {
       std::string_view ph;
       SIMDJSON_TRY(field.value().get_string().get(ph));
       is_complete = ph == "X";
@@ -167,36 +217,36 @@ simdjson::error_code KinetoEventDecoder::Decode(od::object& obj, KinetoEvent* e)
         e->kind = KinetoEventKind::kIgnored;
         return simdjson::SUCCESS;
       }
-    } else if (key == "cat") {
+    } else if (which == EventField::kCat) {
       std::string_view cat;
       SIMDJSON_TRY(field.value().get_string().get(cat));
       e->kind = KindOfCategory(cat);
       have_cat = true;
       if (e->kind == KinetoEventKind::kIgnored) return simdjson::SUCCESS;
-    } else if (key == "name") {
+    } else if (which == EventField::kName) {
       std::string_view name;
       SIMDJSON_TRY(field.value().get_string().get(name));
       e->name.assign(name.data(), name.size());  // simdjson validated the UTF-8
-    } else if (key == "pid") {
+    } else if (which == EventField::kPid) {
       uint64_t pid = 0;
       SIMDJSON_TRY(ReadId(field.value(), KinetoEvent::IdField::kPid, e, &pid));
       e->pid_num = static_cast<uint32_t>(pid);
-    } else if (key == "tid") {
+    } else if (which == EventField::kTid) {
       SIMDJSON_TRY(ReadId(field.value(), KinetoEvent::IdField::kTid, e, &e->tid_num));
-    } else if (key == "ts" || key == "dur") {
+    } else if (which == EventField::kTs || which == EventField::kDur) {
       std::string_view tok = field.value().raw_json_token();
       // A time given as a string ("dur": "12") is not a number in the trace-event format: the
       // event counts as having no time (skipped with a warning), never silently summed.
       std::optional<int64_t> ns =
           !tok.empty() && tok.front() == '"' ? std::nullopt : MicrosToNs(tok);
-      if (key == "ts") {
+      if (which == EventField::kTs) {
         e->has_ts = ns.has_value();
         e->ts_ns = ns.value_or(0);
       } else {
         e->has_dur = ns.has_value();
         e->dur_ns = ns.value_or(0);
       }
-    } else if (key == "args") {
+    } else if (which == EventField::kArgs) {
       if (have_cat && e->kind == KinetoEventKind::kCpuOp) {
         // An operator's recorded shapes (record_shapes=True): the work of what it launched.
         od::object args;
@@ -214,6 +264,12 @@ simdjson::error_code KinetoEventDecoder::Decode(od::object& obj, KinetoEvent* e)
     }
   }
   if (!have_cat) e->kind = KinetoEventKind::kIgnored;
+  if (e->kind == KinetoEventKind::kIgnored) return simdjson::SUCCESS;
+  e->name_hash = PrehashedStrings::Hash(e->name);
+  if (e->kind == KinetoEventKind::kCpuOp) {
+    e->shapes = PackShapes(input_dims_, input_types_, concrete_inputs_);
+    e->shapes_hash = PrehashedStrings::Hash(e->shapes);
+  }
   return simdjson::SUCCESS;
 }
 
@@ -234,10 +290,10 @@ simdjson::error_code KinetoEventDecoder::DecodeOpShapes(od::object& args, Kineto
     if (!concrete) {
       std::string_view raw;
       SIMDJSON_TRY(arr.raw_json().get(raw));
-      CompactJson(raw, dims ? &e->input_dims : &e->input_types);
+      CompactJson(raw, dims ? &input_dims_ : &input_types_);
       continue;
     }
-    std::string& out = e->concrete_inputs;
+    std::string& out = concrete_inputs_;
     out.clear();
     out.push_back('[');
     bool first = true;
@@ -264,12 +320,12 @@ simdjson::error_code KinetoEventDecoder::DecodeArgs(od::object& args, KinetoEven
     if (key == "grid" || key == "block") {
       od::array arr;
       if (v.get_array().get(arr) != simdjson::SUCCESS) continue;
-      uint32_t* dst = key == "grid" ? e->grid : e->block;
+      uint32_t* dst = key == "grid" ? e->gpu.grid : e->gpu.block;
       int i = 0;
       for (auto x : arr) {
         std::string_view tok;
         SIMDJSON_TRY(x.raw_json_token().get(tok));
-        if (i < 3) dst[i++] = static_cast<uint32_t>(ParseUint(tok).value_or(0));
+        if (i < 3) dst[i++] = static_cast<uint32_t>(UintOf(x, tok).value_or(0));
       }
       continue;
     }
@@ -284,30 +340,30 @@ simdjson::error_code KinetoEventDecoder::DecodeArgs(od::object& args, KinetoEven
       continue;
     }
     if (key == "correlation") {
-      if (auto n = ParseUint(tok)) {
+      if (auto n = UintOf(v, tok)) {
         e->correlation = *n;
         e->has_correlation = true;
       }
     } else if (key == "device") {
-      if (auto n = ParseUint(tok)) {
-        e->device = *n;
-        e->has_device = true;
+      if (auto n = UintOf(v, tok)) {
+        e->gpu.device = *n;
+        e->gpu.has_device = true;
       }
     } else if (key == "stream") {
-      if (auto n = ParseUint(tok)) {
-        e->stream = *n;
-        e->has_stream = true;
+      if (auto n = UintOf(v, tok)) {
+        e->gpu.stream = *n;
+        e->gpu.has_stream = true;
       }
     } else if (key == "registers per thread") {
-      e->registers = static_cast<uint32_t>(ParseUint(tok).value_or(0));
+      e->gpu.registers = static_cast<uint32_t>(UintOf(v, tok).value_or(0));
     } else if (key == "shared memory") {
-      e->shared_memory = static_cast<uint32_t>(ParseUint(tok).value_or(0));
+      e->gpu.shared_memory = static_cast<uint32_t>(UintOf(v, tok).value_or(0));
     } else if (key == "bytes") {
-      e->bytes = ParseUint(tok).value_or(0);
+      e->gpu.bytes = UintOf(v, tok).value_or(0);
     } else if (key == "est. achieved occupancy %" && e->kind == KinetoEventKind::kKernel) {
       if (auto d = ParseDouble(tok)) {
-        e->reported_occupancy_pct = *d;
-        e->has_reported_occupancy = true;
+        e->gpu.reported_occupancy_pct = *d;
+        e->gpu.has_reported_occupancy = true;
       }
     } else if (key == "kernel" && e->kind == KinetoEventKind::kRuntime &&
                t == od::json_type::string) {

@@ -35,27 +35,40 @@ KinetoEventKind KindOfCategory(std::string_view cat);
 struct KinetoEvent {
   KinetoEventKind kind = KinetoEventKind::kIgnored;
   std::string name;
+  // PrehashedStrings::Hash(name) for the kinds kept: hashed where the event is decoded (on
+  // a worker), so the thread that interns names does not hash them again.
+  size_t name_hash = 0;
   bool has_ts = false, has_dur = false;
   int64_t ts_ns = 0, dur_ns = 0;
   uint32_t pid_num = 0;
   uint64_t tid_num = 0;
-  bool has_device = false, has_stream = false, has_correlation = false;
-  uint64_t device = 0, stream = 0, correlation = 0;
-  uint32_t grid[3] = {0, 0, 0};
-  uint32_t block[3] = {0, 0, 0};
-  uint32_t registers = 0;
-  uint32_t shared_memory = 0;
-  uint64_t bytes = 0;
-  bool has_reported_occupancy = false;
-  double reported_occupancy_pct = 0;  // kernels: "est. achieved occupancy %"
+  bool has_correlation = false;
+  uint64_t correlation = 0;
+  // The args of GPU events (kernels; copies and memsets: device, stream, bytes; GPU
+  // annotations: device, stream), apart so other events can tell they carry none.
+  struct GpuArgs {
+    bool has_device = false, has_stream = false;
+    uint64_t device = 0, stream = 0;
+    uint32_t grid[3] = {0, 0, 0};
+    uint32_t block[3] = {0, 0, 0};
+    uint32_t registers = 0;
+    uint32_t shared_memory = 0;
+    uint64_t bytes = 0;
+    bool has_reported_occupancy = false;
+    double reported_occupancy_pct = 0;  // kernels: "est. achieved occupancy %"
+    bool operator==(const GpuArgs&) const = default;
+  };
+  GpuArgs gpu;
   std::vector<std::pair<std::string, std::string>> extra_args;  // kernels: unknown scalar args
   // Launch calls: the kernel the call launched, where the runtime records it (ROCm's
   // hipLaunchKernel and friends write args "kernel"; CUDA's runtime records do not).
   std::string launch_kernel;
   std::vector<std::pair<std::string, double>> metrics;          // profiler ranges
-  // cpu_op recorded with record_shapes=True: "Input Dims", "Input type" and "Concrete
-  // Inputs" as compact JSON arrays (concrete values filtered by KeepConcreteValue).
-  std::string input_dims, input_types, concrete_inputs;
+  // cpu_op: PackShapes of its "Input Dims", "Input type" and "Concrete Inputs" as compact
+  // JSON arrays (concrete values filtered by KeepConcreteValue), "" when recorded without
+  // shapes; and its PrehashedStrings::Hash.
+  std::string shapes;
+  size_t shapes_hash = 0;
   // pid/tid given as text with no trailing number (or as numbers that do not fit): the text,
   // in document order, for IdNumbering to turn into numbers.
   enum class IdField : uint8_t { kPid, kTid };
@@ -86,6 +99,9 @@ class KinetoEventDecoder {
   // KinetoEvent::text_ids (IdNumbering).
   simdjson::error_code ReadId(simdjson::ondemand::value v, KinetoEvent::IdField field,
                               KinetoEvent* e, uint64_t* out);
+
+  // The arrays DecodeOpShapes read from the event being decoded, for its KinetoEvent::shapes.
+  std::string input_dims_, input_types_, concrete_inputs_;
 };
 
 }  // namespace qprof::importers

@@ -244,11 +244,13 @@ void KinetoReader::ReadDeviceProperties(od::document& doc) {
 
 absl::Status KinetoReader::OnEvents(EventBatch* batch) {
   if (!pool_ || pool_failed_) return OnEventsSequential(batch);
-  // Decoded on a worker; events are committed in document order as batches come back. One
-  // batch per worker plus one waits at most, so memory stays a few batches.
+  // Decoded on a worker; events are committed in document order as batches come back. Two
+  // batches per worker at most, so memory stays a few batches and a worker that finishes
+  // while this thread waits for an older batch finds another queued (with one per worker
+  // plus one, workers idled: the analysis of a 261 MB trace took 2% longer).
   pool_->Submit(batch->buffer, batch->size, batch->capacity);
   batch->data = nullptr;
-  while (pool_->in_flight() > static_cast<size_t>(workers_) + 1) {
+  while (pool_->in_flight() > 2 * static_cast<size_t>(workers_)) {
     RETURN_IF_ERROR(TakeDecoded(true));
   }
   return TakeDecoded(false);
@@ -262,7 +264,8 @@ absl::Status KinetoReader::TakeDecoded(bool wait) {
       return absl::CancelledError("a batch did not decode: read again on one thread");
     }
     repaired_bytes_ += d->repaired_bytes;
-    for (KinetoEvent& e : d->events) Commit(e);
+    while (d->Next(&ev_)) Commit(ev_);
+    pool_->Recycle(std::move(*d));
     wait = false;
   }
   return absl::OkStatus();
@@ -347,9 +350,7 @@ void KinetoReader::Commit(KinetoEvent& e) {
     }
     case KinetoEventKind::kRuntime:
       if (e.has_dur) CountHostCall(e.name, e.dur_ns, trace_.mutable_header());
-      if (e.has_correlation && e.has_ts) {
-        pending_.AddLaunch(e.correlation, {e.pid_num, e.tid_num}, e.ts_ns, e.name);
-      }
+      if (e.has_correlation && e.has_ts) pending_.AddLaunch(e);
       if (captures_ != nullptr && e.has_ts) {
         pending_.AddCall({e.pid_num, e.tid_num}, e.ts_ns, e.has_dur ? e.dur_ns : 0, e.name,
                          e.launch_kernel);
@@ -366,18 +367,13 @@ void KinetoReader::Commit(KinetoEvent& e) {
       if (e.has_ts) {
         int64_t end = e.has_dur && e.dur_ns >= 0 ? e.ts_ns + e.dur_ns
                                                  : LaunchContextBuilder::kOpenEnd;
-        if (e.kind == KinetoEventKind::kCpuOp) {
-          pending_.AddCpuFrame({e.pid_num, e.tid_num}, e.ts_ns, end, e.name, "cpu_op",
-                               PackShapes(e.input_dims, e.input_types, e.concrete_inputs));
-        } else {
-          pending_.AddCpuFrame({e.pid_num, e.tid_num}, e.ts_ns, end, e.name, "python_function");
-        }
+        pending_.AddCpuFrame(e, end);
       }
       return;
     case KinetoEventKind::kGpuUserAnnotation:
       if (e.has_ts && e.has_dur) {
-        ThreadKey key{static_cast<uint32_t>(e.has_device ? e.device : e.pid_num),
-                      e.has_stream ? e.stream : e.tid_num};
+        ThreadKey key{static_cast<uint32_t>(e.gpu.has_device ? e.gpu.device : e.pid_num),
+                      e.gpu.has_stream ? e.gpu.stream : e.tid_num};
         pending_.AddGpuRange(key, e.ts_ns, e.ts_ns + std::max<int64_t>(e.dur_ns, 0), e.name);
       }
       return;
@@ -426,12 +422,14 @@ void KinetoReader::Finish(bool truncated, const std::string& truncation_detail, 
   sink->End(trace_.header(), truncated, truncation_detail);
 }
 
-// Batches of 1 MiB: each decoder's simdjson buffers grow with the batch (several bytes per
-// input byte), and a few batches are in flight per worker; 1 MiB keeps that to a few tens of
-// MiB while a batch still holds thousands of events.
+// Batches of 256 KiB: each decoder's simdjson buffers grow with the batch (several bytes
+// per input byte), and a few batches, their bytes and their decoded events are in flight
+// per worker, so memory grows by ~20 MiB per MiB of batch; a batch of 256 KiB still holds
+// about a thousand events, and decoding it costs the same CPU as one of 1 MiB (measured on
+// a 261 MB trace: 68 MiB peak RSS against 83 MiB).
 JsonStreamLimits Limits(const ImportOptions& options) {
   JsonStreamLimits l;
-  l.batch_bytes = options.batch_bytes > 0 ? options.batch_bytes : size_t{1} << 20;
+  l.batch_bytes = options.batch_bytes > 0 ? options.batch_bytes : size_t{256} << 10;
   l.read_bytes = std::max(l.batch_bytes, size_t{4} << 20);
   return l;
 }

@@ -1,9 +1,9 @@
 #include "analysis/importers/kineto/kineto_numbers.h"
 
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
-#include <limits>
 #include <string>
 
 namespace qprof::importers {
@@ -39,16 +39,14 @@ std::optional<int64_t> MicrosToNs(std::string_view token) {
     neg = true;
     ++i;
   }
-  // Integer part: us * 1000 + 999 must stay within int64 (9.2e18 ns, year 2262 as epoch ns).
+  // Integer part: at most 16 digits, and us * 1000 + 999 must stay within int64 (9.2e18 ns,
+  // year 2262 as epoch ns).
   constexpr uint64_t kMaxWholeUs = (static_cast<uint64_t>(INT64_MAX) - 999) / 1000;
   uint64_t whole = 0;
-  size_t digits = 0;
-  while (i < token.size() && token[i] >= '0' && token[i] <= '9') {
-    whole = whole * 10 + static_cast<uint64_t>(token[i] - '0');
-    if (++digits > 16 || whole > kMaxWholeUs) return std::nullopt;
-    ++i;
-  }
-  if (digits == 0) return std::nullopt;
+  const char* digits = token.data() + i;
+  const auto [past, ec] = std::from_chars(digits, token.data() + token.size(), whole);
+  if (ec != std::errc() || past - digits > 16 || whole > kMaxWholeUs) return std::nullopt;
+  i = static_cast<size_t>(past - token.data());
   uint64_t frac_ns = 0;
   if (i < token.size() && token[i] == '.') {
     ++i;
@@ -85,13 +83,9 @@ std::optional<uint64_t> ParseUint(std::string_view token) {
   token = Trim(token);
   if (token.empty()) return std::nullopt;
   uint64_t v = 0;
-  size_t i = 0;
-  for (; i < token.size() && token[i] >= '0' && token[i] <= '9'; ++i) {
-    uint64_t d = static_cast<uint64_t>(token[i] - '0');
-    if (v > (std::numeric_limits<uint64_t>::max() - d) / 10) return std::nullopt;
-    v = v * 10 + d;
-  }
-  if (i == 0) return std::nullopt;
+  const auto [past, ec] = std::from_chars(token.data(), token.data() + token.size(), v);
+  if (ec != std::errc()) return std::nullopt;  // no digits, or above UINT64_MAX
+  size_t i = static_cast<size_t>(past - token.data());
   if (i < token.size()) {
     // Tolerate "42.0"; anything else is not an unsigned integer.
     if (token[i] != '.') return std::nullopt;

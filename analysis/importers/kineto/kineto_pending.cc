@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <numeric>
+#include <tuple>
+#include <unordered_map>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -39,10 +41,8 @@ void MemoryKindsFromName(std::string_view name, std::string* src, std::string* d
 
 }  // namespace
 
-uint32_t PendingTrace::NameIndex(const std::string& name) {
-  auto [it, inserted] = name_index_.try_emplace(name, static_cast<uint32_t>(names_.size()));
-  if (inserted) names_.push_back(&it->first);
-  return it->second;
+uint32_t PendingTrace::NameIndex(std::string_view name, size_t hash) {
+  return names_.Intern(name, hash);
 }
 
 void PendingTrace::AddGpu(KinetoEvent& e) {
@@ -50,20 +50,21 @@ void PendingTrace::AddGpu(KinetoEvent& e) {
   p.kind = e.kind == KinetoEventKind::kKernel   ? proto::ACTIVITY_KIND_KERNEL
            : e.kind == KinetoEventKind::kMemcpy ? proto::ACTIVITY_KIND_MEMCPY
                                                 : proto::ACTIVITY_KIND_MEMSET;
-  p.name = NameIndex(e.name);
+  p.name = NameIndex(e.name, e.name_hash);
   p.start = e.ts_ns;
   p.end = e.ts_ns + e.dur_ns;
-  p.device = static_cast<uint32_t>(e.has_device ? e.device : e.pid_num);
-  p.stream = e.has_stream ? e.stream : e.tid_num;
+  const KinetoEvent::GpuArgs& g = e.gpu;
+  p.device = static_cast<uint32_t>(g.has_device ? g.device : e.pid_num);
+  p.stream = g.has_stream ? g.stream : e.tid_num;
   p.correlation = e.correlation;
   p.has_correlation = e.has_correlation;
-  std::copy(e.grid, e.grid + 3, p.grid);
-  std::copy(e.block, e.block + 3, p.block);
-  p.registers = e.registers;
-  p.shared_memory = e.shared_memory;
-  p.bytes = e.bytes;
-  p.has_reported_occupancy = e.has_reported_occupancy;
-  p.reported_occupancy_pct = e.reported_occupancy_pct;
+  std::copy(g.grid, g.grid + 3, p.grid);
+  std::copy(g.block, g.block + 3, p.block);
+  p.registers = g.registers;
+  p.shared_memory = g.shared_memory;
+  p.bytes = g.bytes;
+  p.has_reported_occupancy = g.has_reported_occupancy;
+  p.reported_occupancy_pct = g.reported_occupancy_pct;
   if (!e.extra_args.empty()) {
     p.args = static_cast<int32_t>(args_.size());
     args_.push_back(std::move(e.extra_args));
@@ -71,15 +72,16 @@ void PendingTrace::AddGpu(KinetoEvent& e) {
   gpu_.push_back(p);
 }
 
-uint32_t PendingTrace::ApiIndex(const std::string& api) {
-  auto [it, inserted] = api_ids_.try_emplace(api, static_cast<uint32_t>(api_names_.size()));
-  if (inserted) api_names_.push_back(api);
+uint32_t PendingTrace::LaunchThreadIndex(ThreadKey thread) {
+  auto [it, inserted] =
+      launch_thread_ids_.try_emplace(thread, static_cast<uint32_t>(launch_threads_.size()));
+  if (inserted) launch_threads_.push_back(thread);
   return it->second;
 }
 
-void PendingTrace::AddLaunch(uint64_t correlation, ThreadKey thread, int64_t ts_ns,
-                             const std::string& api) {
-  runtime_.push_back({correlation, thread, ts_ns, ApiIndex(api)});
+void PendingTrace::AddLaunch(const KinetoEvent& e) {
+  runtime_.push_back({e.correlation, e.ts_ns, LaunchThreadIndex({e.pid_num, e.tid_num}),
+                      ApiIndex(e.name, e.name_hash)});
 }
 
 void PendingTrace::AddCpuRange(ThreadKey thread, int64_t start, int64_t end,
@@ -89,10 +91,38 @@ void PendingTrace::AddCpuRange(ThreadKey thread, int64_t start, int64_t end,
                          name, "user_annotation");
 }
 
-void PendingTrace::AddCpuFrame(ThreadKey thread, int64_t start, int64_t end,
-                               const std::string& name, const char* kind,
-                               std::string_view shapes) {
-  cpu_contexts_.AddFrame(thread, start, end, name, kind, shapes);
+// As LaunchContextBuilder::AddFrame would add it, each distinct name and shapes looked up
+// in the builder once: the many frames of a trace repeat a few thousand strings.
+void PendingTrace::AddCpuFrame(const KinetoEvent& e, int64_t end) {
+  bool added = false;
+  const uint32_t n = frame_names_.Intern(e.name, e.name_hash, &added);
+  if (added) frame_name_ids_.push_back({LaunchContextBuilder::IsPlumbingFrame(e.name), UINT32_MAX});
+  FrameName& name = frame_name_ids_[n];
+  if (e.kind == KinetoEventKind::kPythonFunction && name.plumbing) return;
+  if (name.id == UINT32_MAX) name.id = cpu_contexts_.InternString(e.name);
+  const uint32_t kind = FrameKindId(e.kind);
+  cpu_contexts_.AddInternedFrame({e.pid_num, e.tid_num}, e.ts_ns, end, name.id, kind,
+                                 FrameShapesId(e));
+}
+
+uint32_t PendingTrace::FrameKindId(KinetoEventKind kind) {
+  if (kind == KinetoEventKind::kCpuOp) {
+    if (cpu_op_kind_ == UINT32_MAX) cpu_op_kind_ = cpu_contexts_.InternString("cpu_op");
+    return cpu_op_kind_;
+  }
+  if (python_kind_ == UINT32_MAX) python_kind_ = cpu_contexts_.InternString("python_function");
+  return python_kind_;
+}
+
+uint32_t PendingTrace::FrameShapesId(const KinetoEvent& e) {
+  if (e.shapes.empty()) {
+    if (no_shapes_ == UINT32_MAX) no_shapes_ = cpu_contexts_.InternString("");
+    return no_shapes_;
+  }
+  bool added = false;
+  const uint32_t s = frame_shapes_.Intern(e.shapes, e.shapes_hash, &added);
+  if (added) frame_shapes_ids_.push_back(cpu_contexts_.InternString(e.shapes));
+  return frame_shapes_ids_[s];
 }
 
 void PendingTrace::AddGpuRange(ThreadKey stream, int64_t start, int64_t end,
@@ -110,8 +140,8 @@ void PendingTrace::AddProfilerRange(KinetoEvent& e) {
 // annotation path open there and the stack of frames enclosing the call; kernels with no
 // such path (stack) take the GPU annotations open on their stream.
 void PendingTrace::JoinLaunches(proto::LaunchContextStats* stats) {
-  std::sort(runtime_.begin(), runtime_.end(),
-            [](const Runtime& a, const Runtime& b) { return a.correlation < b.correlation; });
+  SortRuns(runtime_.begin(), runtime_.end(),
+           [](const Runtime& a, const Runtime& b) { return a.correlation < b.correlation; });
   LaunchStackTable table(stats);
   proto::LaunchContext ctx;
   uint64_t kernels = 0, no_correlation = 0, no_launch_record = 0;
@@ -134,9 +164,10 @@ void PendingTrace::JoinLaunches(proto::LaunchContextStats* stats) {
       continue;
     }
     p.launch = static_cast<int32_t>(it - runtime_.begin());
-    p.path = cpu_ranges_.PathAt(it->thread, it->ts_ns);
+    const ThreadKey thread = launch_threads_[it->thread];
+    p.path = cpu_ranges_.PathAt(thread, it->ts_ns);
     ctx.Clear();
-    cpu_contexts_.ContextAt(it->thread, it->ts_ns, api_names_[it->api], kernel, &table, &ctx);
+    cpu_contexts_.ContextAt(thread, it->ts_ns, api_names_[it->api], kernel, &table, &ctx);
     p.stack = ctx.stack();
     p.graph_launch = ctx.graph_launch();
     if (list_calls && kernel && !p.graph_launch && cpu_contexts_.last_op_calls().inner != 0) {
@@ -164,44 +195,71 @@ void PendingTrace::JoinLaunches(proto::LaunchContextStats* stats) {
                     "thread; gpu_user_annotation where the CPU side is missing");
 }
 
-// Groups the launches by call (sorted by call id, then event order) and interns each
-// call's kernels; every launch of the call points at the set.
-void PendingTrace::ListCallKernels(std::vector<OpCallOf>& calls, proto::LaunchContextStats* stats) {
+// Groups the launches by call and interns each call's kernels; every launch of the call
+// points at the set. Sets are interned in the order of each call's first kernel event
+// (document order), not of the call ids, which depend on how the document was cut into
+// batches: one trace, read on one thread or several, gets the same table.
+void PendingTrace::ListCallKernels(const std::vector<OpCallOf>& calls,
+                                   proto::LaunchContextStats* stats) {
   KernelSetTable sets(stats);
+  // Most calls launch a set some earlier call launched (the same op every step): a set is
+  // looked up by its kernels' ids first, and the table, which sorts and hashes the names
+  // (kilobytes for templated kernels), is asked only for sets not seen yet.
+  std::unordered_map<std::string, uint32_t> set_of;
+  std::vector<std::pair<uint32_t, uintptr_t>> ids;
+  std::string key;
   std::vector<std::pair<std::string_view, std::string_view>> kernels;
   for (const bool inner : {true, false}) {
-    auto call_of = [inner](const OpCallOf& c) { return inner ? c.calls.inner : c.calls.outer; };
-    std::sort(calls.begin(), calls.end(), [&](const OpCallOf& a, const OpCallOf& b) {
-      return call_of(a) != call_of(b) ? call_of(a) < call_of(b) : a.gpu < b.gpu;
-    });
-    // Sets are interned in the order of each call's first kernel event (document order), not
-    // of the call ids, which depend on how the document was cut into batches: one trace,
-    // read on one thread or several, gets the same table.
-    struct Group {
-      uint32_t first_gpu;
-      size_t begin, end;
-    };
-    std::vector<Group> groups;
-    for (size_t i = 0; i < calls.size();) {
-      size_t j = i;
-      for (; j < calls.size() && call_of(calls[j]) == call_of(calls[i]); ++j) {}
-      groups.push_back({calls[i].gpu, i, j});  // calls[i].gpu is the smallest: sorted by gpu
-      i = j;
-    }
-    std::sort(groups.begin(), groups.end(),
-              [](const Group& a, const Group& b) { return a.first_gpu < b.first_gpu; });
-    for (const Group& g : groups) {
-      kernels.clear();
-      for (size_t k = g.begin; k < g.end; ++k) {
-        kernels.emplace_back(*names_[gpu_[calls[k].gpu].name], calls[k].calls.inner_name);
+    const CallGroups groups = GroupByCall(calls, inner);
+    for (size_t g = 0; g + 1 < groups.begin.size(); ++g) {
+      const uint32_t* first = groups.members.data() + groups.begin[g];
+      const uint32_t* last = groups.members.data() + groups.begin[g + 1];
+      // The builder interns op names, so an inner op's bytes stand for its name.
+      ids.clear();
+      for (const uint32_t* k = first; k != last; ++k) {
+        const OpCallOf& c = calls[*k];
+        ids.emplace_back(gpu_[c.gpu].name, reinterpret_cast<uintptr_t>(c.calls.inner_name.data()));
       }
-      const uint32_t set = sets.Intern(&kernels);
-      for (size_t k = g.begin; k < g.end; ++k) {
-        PendingGpu& p = gpu_[calls[k].gpu];
-        (inner ? p.op_kernels : p.outer_op_kernels) = set;
+      std::sort(ids.begin(), ids.end());
+      key.assign(reinterpret_cast<const char*>(ids.data()), ids.size() * sizeof(ids[0]));
+      auto [it, inserted] = set_of.try_emplace(key, 0);
+      if (inserted) {
+        kernels.clear();
+        for (const uint32_t* k = first; k != last; ++k) {
+          const OpCallOf& c = calls[*k];
+          kernels.emplace_back(names_[gpu_[c.gpu].name], c.calls.inner_name);
+        }
+        it->second = sets.Intern(&kernels);
+      }
+      for (const uint32_t* k = first; k != last; ++k) {
+        PendingGpu& p = gpu_[calls[*k].gpu];
+        (inner ? p.op_kernels : p.outer_op_kernels) = it->second;
       }
     }
   }
+}
+
+// `calls` is in event order, so numbering the calls as they first appear numbers them in
+// the order of their first kernel event; a counting sort then lists each call's launches.
+PendingTrace::CallGroups PendingTrace::GroupByCall(const std::vector<OpCallOf>& calls,
+                                                   bool inner) {
+  std::unordered_map<uint64_t, uint32_t> group_of;
+  group_of.reserve(calls.size());
+  std::vector<uint32_t> group(calls.size());
+  for (size_t k = 0; k < calls.size(); ++k) {
+    const uint64_t call = inner ? calls[k].calls.inner : calls[k].calls.outer;
+    group[k] = group_of.try_emplace(call, static_cast<uint32_t>(group_of.size())).first->second;
+  }
+  CallGroups out;
+  out.begin.assign(group_of.size() + 1, 0);
+  for (uint32_t g : group) ++out.begin[g + 1];
+  std::partial_sum(out.begin.begin(), out.begin.end(), out.begin.begin());
+  std::vector<uint32_t> next(out.begin.begin(), out.begin.end() - 1);
+  out.members.resize(calls.size());
+  for (size_t k = 0; k < calls.size(); ++k) {
+    out.members[next[group[k]]++] = static_cast<uint32_t>(k);
+  }
+  return out;
 }
 
 // cuda_profiler_range events carry the counters of one kernel launch each; the i-th range
@@ -321,8 +379,8 @@ void PendingTrace::DescribeDevices(proto::TraceHeader* header) const {
 }
 
 void PendingTrace::FillActivity(const PendingGpu& p, int64_t base_ns, proto::Activity* a) const {
-  a->set_kind(p.kind);
-  a->set_name(*names_[p.name]);
+  a->set_kind(static_cast<proto::ActivityKind>(p.kind));
+  a->set_name(names_[p.name]);
   a->set_start_ns(p.start + base_ns);
   a->set_end_ns(p.end + base_ns);
   if (p.kind == proto::ACTIVITY_KIND_UNSPECIFIED || p.from_profiler_range) {
@@ -345,7 +403,7 @@ void PendingTrace::FillActivity(const PendingGpu& p, int64_t base_ns, proto::Act
     a->set_static_shared_bytes(p.shared_memory);
   } else if (p.kind != proto::ACTIVITY_KIND_UNSPECIFIED) {
     a->set_bytes(p.bytes);
-    const std::string& name = *names_[p.name];
+    const std::string& name = names_[p.name];
     if (p.kind == proto::ACTIVITY_KIND_MEMCPY) a->set_copy_kind(CopyKindFromName(name));
     std::string src, dst;
     MemoryKindsFromName(name, &src, &dst);
@@ -357,8 +415,8 @@ void PendingTrace::FillActivity(const PendingGpu& p, int64_t base_ns, proto::Act
   }
   if (p.launch >= 0) {
     const Runtime& r = runtime_[static_cast<size_t>(p.launch)];
-    a->set_pid(r.thread.pid);
-    a->set_tid(r.thread.tid);
+    a->set_pid(launch_threads_[r.thread].pid);
+    a->set_tid(launch_threads_[r.thread].tid);
     // The launch call is on the same clock as the GPU events (both before baseTimeNanoseconds).
     a->set_launch_ns(r.ts_ns + base_ns);
   }
@@ -387,6 +445,19 @@ void PendingTrace::FillActivity(const PendingGpu& p, int64_t base_ns, proto::Act
   }
 }
 
+// (start, device, stream), ties in event order: the keys sort as one array of 24-byte
+// entries, where comparing through indices would reach into the deque of events.
+std::vector<PendingTrace::EmitKey> PendingTrace::EmitOrder() const {
+  std::vector<EmitKey> order;
+  order.reserve(gpu_.size());
+  uint32_t index = 0;
+  for (const PendingGpu& p : gpu_) order.push_back({p.start, p.stream, p.device, index++});
+  SortRuns(order.begin(), order.end(), [](const EmitKey& a, const EmitKey& b) {
+    return std::tie(a.start, a.device, a.stream) < std::tie(b.start, b.device, b.stream);
+  });
+  return order;
+}
+
 // Ranges, then the activities in (start, device, stream) order, as ImportFile documents;
 // the launch-context tables before the first activity.
 void PendingTrace::Emit(int64_t base_ns, proto::TraceHeader* header, TraceSink* sink,
@@ -405,15 +476,7 @@ void PendingTrace::Emit(int64_t base_ns, proto::TraceHeader* header, TraceSink* 
   AttachProfilerRanges(header->mutable_collector());
   DescribeDevices(header);
   sink->LaunchContexts(header->launch_context_stats());
-  std::vector<uint32_t> order(gpu_.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [this](uint32_t x, uint32_t y) {
-    const PendingGpu& a = gpu_[x];
-    const PendingGpu& b = gpu_[y];
-    if (a.start != b.start) return a.start < b.start;
-    if (a.device != b.device) return a.device < b.device;
-    return a.stream < b.stream;
-  });
+  const std::vector<EmitKey> order = EmitOrder();
   // Timestamp outliers (kOutlierGapNs): events are in start order, so the kept ones are
   // the range [lo, hi) of `order`; each cut drops the smaller side of its largest gap.
   size_t lo = 0, hi = order.size();
@@ -422,7 +485,7 @@ void PendingTrace::Emit(int64_t base_ns, proto::TraceHeader* header, TraceSink* 
     size_t at = 0;  // the gap between order[at - 1] and order[at]
     int64_t gap = -1;
     for (size_t k = lo + 1; k < hi; ++k) {
-      const int64_t g = gpu_[order[k]].start - gpu_[order[k - 1]].start;
+      const int64_t g = order[k].start - order[k - 1].start;
       if (g > gap) {
         gap = g;
         at = k;
@@ -431,14 +494,14 @@ void PendingTrace::Emit(int64_t base_ns, proto::TraceHeader* header, TraceSink* 
     const size_t left = at - lo, right = hi - at;
     if (gap <= kOutlierGapNs || left == right) break;
     const bool drop_left = left < right;
-    const int64_t rest_extent = drop_left ? gpu_[order[hi - 1]].start - gpu_[order[at]].start
-                                          : gpu_[order[at - 1]].start - gpu_[order[lo]].start;
+    const int64_t rest_extent = drop_left ? order[hi - 1].start - order[at].start
+                                          : order[at - 1].start - order[lo].start;
     if (static_cast<double>(gap) <= kOutlierGapRatio * static_cast<double>(std::max<int64_t>(rest_extent, 1000))) {
       break;
     }
-    const PendingGpu& first = gpu_[order[drop_left ? lo : at]];
+    const PendingGpu& first = gpu_[order[drop_left ? lo : at].index];
     if (where.empty()) {
-      where = absl::StrCat(*names_[first.name], " at ts ", (first.start + base_ns) / 1000,
+      where = absl::StrCat(names_[first.name], " at ts ", (first.start + base_ns) / 1000,
                            " us, ", gap / 1000000000, " s ", drop_left ? "before" : "after",
                            " the other events");
     }
@@ -455,7 +518,7 @@ void PendingTrace::Emit(int64_t base_ns, proto::TraceHeader* header, TraceSink* 
   proto::Activity a;
   for (size_t k = lo; k < hi; ++k) {
     a.Clear();
-    FillActivity(gpu_[order[k]], base_ns, &a);
+    FillActivity(gpu_[order[k].index], base_ns, &a);
     sink->TakeActivity(&a);
   }
 }

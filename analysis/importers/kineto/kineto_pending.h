@@ -21,8 +21,8 @@
 
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <string>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -39,14 +39,14 @@ class PendingTrace {
  public:
   // A kernel, memcpy or memset event with valid times (may move from `e`).
   void AddGpu(KinetoEvent& e);
-  // `api`: the launch call's name ("cudaLaunchKernel", "cudaGraphLaunch").
-  void AddLaunch(uint64_t correlation, ThreadKey thread, int64_t ts_ns, const std::string& api);
+  // A launch call with a correlation id and a time (its name is the API called:
+  // "cudaLaunchKernel", "cudaGraphLaunch").
+  void AddLaunch(const KinetoEvent& e);
   // A user_annotation range: a path component and a launch-context frame.
   void AddCpuRange(ThreadKey thread, int64_t start, int64_t end, const std::string& name);
-  // A cpu_op or python_function event: a launch-context frame (`kind`); `shapes` is the
-  // op's PackShapes (record_shapes=True) or "".
-  void AddCpuFrame(ThreadKey thread, int64_t start, int64_t end, const std::string& name,
-                   const char* kind, std::string_view shapes = "");
+  // A cpu_op or python_function event with a time: a launch-context frame that ends at
+  // `end`, its name and shapes interned by the hashes they were decoded with.
+  void AddCpuFrame(const KinetoEvent& e, int64_t end);
   void AddGpuRange(ThreadKey stream, int64_t start, int64_t end, const std::string& name);
   void AddProfilerRange(KinetoEvent& e);
   size_t size() const { return gpu_.size(); }
@@ -79,35 +79,40 @@ class PendingTrace {
   void BuildCaptures(const std::string& label, GraphCaptureSet* set);
 
  private:
-// A GPU event, compact, until the end of the file: its launch call, the annotations that
-  // give its path and the base time may all come later in the document.
+  // A GPU event, compact, until the end of the file: its launch call, the annotations that
+  // give its path and the base time may all come later in the document. 128 bytes, wider
+  // fields first: a deque block (512 bytes) holds four with nothing to spare, where the
+  // same fields in declaration order took 152 and a block held three.
   struct PendingGpu {
     int64_t start = 0, end = 0;  // ns, before baseTimeNanoseconds
     uint64_t stream = 0, correlation = 0, bytes = 0;
+    const std::string* path = nullptr;
+    double reported_occupancy_pct = 0;  // Kineto's "est. achieved occupancy %"
     uint32_t device = 0;
-    uint32_t name = 0;           // index into names_
-    proto::ActivityKind kind = proto::ACTIVITY_KIND_UNSPECIFIED;
-    bool has_correlation = false;
+    uint32_t name = 0;           // id in names_
     uint32_t grid[3] = {0, 0, 0}, block[3] = {0, 0, 0};
     uint32_t registers = 0, shared_memory = 0;
     int32_t args = -1;           // index into args_ (kernels with extra args)
     int32_t metrics = -1;        // index into profiler_ranges_ (counters joined onto it)
     int32_t launch = -1;         // index into runtime_ (after the join)
-    const std::string* path = nullptr;
     uint32_t stack = 0;          // launch context (index into the header's stacks)
+    uint32_t op_kernels = 0, outer_op_kernels = 0;  // kernel_sets of its op calls
+    uint8_t kind = proto::ACTIVITY_KIND_UNSPECIFIED;  // a proto::ActivityKind
+    bool has_correlation = false;
     bool graph_launch = false;
     bool graph_capture = false;  // `stack` is the capture-time context
-    uint32_t op_kernels = 0, outer_op_kernels = 0;  // kernel_sets of its op calls
     bool has_reported_occupancy = false;
-    double reported_occupancy_pct = 0;  // Kineto's "est. achieved occupancy %"
     bool from_profiler_range = false;  // a kernel known only by its counter range
   };
-  
+  static_assert(sizeof(PendingGpu) == 128);
+
+  // 24 bytes: a trace holds a launch call per kernel and as many other runtime calls, and
+  // the join sorts them all.
   struct Runtime {
     uint64_t correlation;
-    ThreadKey thread;
     int64_t ts_ns;
-    uint32_t api;  // index into api_names_
+    uint32_t thread;  // index into launch_threads_
+    uint32_t api;     // index into api_names_
   };
   
   struct ProfilerRange {
@@ -120,11 +125,18 @@ class PendingTrace {
     ThreadKey thread;
     int64_t ts_ns, dur_ns;
     uint32_t api;     // index into api_names_
-    uint32_t kernel;  // index into names_ + 1; 0 = not recorded
+    uint32_t kernel;  // id in names_ + 1; 0 = not recorded
   };
 
-  uint32_t NameIndex(const std::string& name);
-  uint32_t ApiIndex(const std::string& api);
+  uint32_t NameIndex(std::string_view name, size_t hash);
+  uint32_t NameIndex(std::string_view name) {
+    return NameIndex(name, PrehashedStrings::Hash(name));
+  }
+  uint32_t ApiIndex(std::string_view api, size_t hash) { return api_names_.Intern(api, hash); }
+  // The builder's ids of a frame's strings.
+  uint32_t FrameKindId(KinetoEventKind kind);
+  uint32_t FrameShapesId(const KinetoEvent& e);
+  uint32_t LaunchThreadIndex(ThreadKey thread);
   void JoinGraphCaptures(const GraphCaptureSet& set, proto::LaunchContextStats* stats);
   void JoinLaunches(proto::LaunchContextStats* stats);
   // The kernels each op call launched (`calls`: per kernel event index, its innermost and
@@ -133,23 +145,48 @@ class PendingTrace {
     uint32_t gpu;
     LaunchContextBuilder::OpCalls calls;
   };
-  void ListCallKernels(std::vector<OpCallOf>& calls, proto::LaunchContextStats* stats);
+  void ListCallKernels(const std::vector<OpCallOf>& calls, proto::LaunchContextStats* stats);
+  // The launches of each call (indices into `calls`): members[begin[g], begin[g + 1]) for
+  // call g, calls numbered in order of their first launch, launches in event order.
+  struct CallGroups {
+    std::vector<uint32_t> begin, members;
+  };
+  static CallGroups GroupByCall(const std::vector<OpCallOf>& calls, bool inner);
   void AttachProfilerRanges(proto::CollectorStats* collector);
   void DescribeDevices(proto::TraceHeader* header) const;
   void FillActivity(const PendingGpu& p, int64_t base_ns, proto::Activity* a) const;
+  struct EmitKey {
+    int64_t start;
+    uint64_t stream;
+    uint32_t device;
+    uint32_t index;  // into gpu_
+  };
+  // The order activities are emitted in (all of gpu_).
+  std::vector<EmitKey> EmitOrder() const;
 
   std::deque<PendingGpu> gpu_;  // a deque: growing it never copies what it holds
   uint64_t outliers_ = 0;
-  std::unordered_map<std::string, uint32_t> name_index_;
-  std::vector<const std::string*> names_;
+  PrehashedStrings names_;  // GPU events' names
   std::vector<std::vector<std::pair<std::string, std::string>>> args_;
   std::vector<Runtime> runtime_;
+  std::vector<ThreadKey> launch_threads_;  // the threads of runtime_: few distinct values
+  std::map<ThreadKey, uint32_t> launch_thread_ids_;
   RangeIndex cpu_ranges_;
   RangeIndex gpu_ranges_;
   LaunchContextBuilder cpu_contexts_;
   LaunchContextBuilder gpu_contexts_;
-  std::vector<std::string> api_names_;  // launch calls' names: few distinct values
-  std::unordered_map<std::string, uint32_t> api_ids_;
+  // cpu_op and python_function frames' names and shapes, and their ids in cpu_contexts_
+  // (a plumbing name, left out, gets none).
+  struct FrameName {
+    bool plumbing;
+    uint32_t id;
+  };
+  PrehashedStrings frame_names_;
+  std::vector<FrameName> frame_name_ids_;
+  PrehashedStrings frame_shapes_;
+  std::vector<uint32_t> frame_shapes_ids_;
+  uint32_t cpu_op_kind_ = UINT32_MAX, python_kind_ = UINT32_MAX, no_shapes_ = UINT32_MAX;
+  PrehashedStrings api_names_;  // launch calls' names: few distinct values
   size_t gpu_range_count_ = 0;
   std::vector<ProfilerRange> profiler_ranges_;
   bool keep_calls_ = false;
