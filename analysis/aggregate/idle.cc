@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "absl/strings/str_format.h"
+#include "analysis/aggregate/interval_union.h"
 #include "analysis/aggregate/tables.h"
 #include "proto/vocabulary.h"
 
@@ -104,7 +105,7 @@ void EmitIdle(const ProfileState& state, proto::Profile* profile) {
     for (const auto& [id, u] : t.devices) {
       if (u.busy.count() == 0) continue;
       ++timelines;
-      const uint64_t dev_span = static_cast<uint64_t>(u.busy.last() - u.busy.first());
+      const uint64_t dev_span = SpanNs(u.busy.first(), u.busy.last());
       const uint64_t dev_busy = std::min(dev_span, u.busy.length());
       span += dev_span;
       busy += dev_busy;

@@ -33,6 +33,12 @@
 
 namespace qprof::aggregate {
 
+// last - first in ns, 0 when last <= first; in unsigned arithmetic, so that times from a
+// partial profile or a trace at the ends of int64 (INT64_MIN..1) do not overflow.
+inline uint64_t SpanNs(int64_t first, int64_t last) {
+  return last > first ? static_cast<uint64_t>(last) - static_cast<uint64_t>(first) : 0;
+}
+
 struct PlainPiece {
   int64_t start, end;
   int64_t Tag() const { return GapStats::kNoLaunch; }

@@ -13,6 +13,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
+#include "analysis/aggregate/interval_union.h"
 #include "analysis/aggregate/tables.h"
 #include "proto/vocabulary.h"
 
@@ -46,10 +47,11 @@ proto::RankRow RankRowOf(const ProfileState& state, const std::vector<GroupVerdi
     if (u.busy.count() == 0) continue;  // copies only
     uint64_t busy = u.busy.length();
     row.set_busy_time_ns(row.busy_time_ns() + busy);
-    row.set_idle_ns(row.idle_ns() + static_cast<uint64_t>(u.busy.last() - u.busy.first()) - busy);
+    const uint64_t span = SpanNs(u.busy.first(), u.busy.last());
+    row.set_idle_ns(row.idle_ns() + span - std::min(busy, span));
     row.set_busy_time_error_ns(row.busy_time_error_ns() + u.busy.late_bound_ns());
   }
-  row.set_span_ns(t.last_ns > t.first_ns ? static_cast<uint64_t>(t.last_ns - t.first_ns) : 0);
+  row.set_span_ns(SpanNs(t.first_ns, t.last_ns));
   auto comm = row.class_time_ns().find(std::string(pipe::kComm));
   row.set_comm_time_ns(comm == row.class_time_ns().end() ? 0 : comm->second);
   row.set_compute_time_ns(row.kernel_time_ns() - row.comm_time_ns());

@@ -7,6 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "analysis/aggregate/group_work.h"
+#include "analysis/aggregate/interval_union.h"
 #include "analysis/aggregate/launch_stats.h"
 #include "analysis/aggregate/overlap.h"
 #include "analysis/work/roofs.h"
@@ -179,15 +180,15 @@ BusyFigures BusyOf(const TraceState& t) {
     if (u.busy.count() == 0) continue;  // copies only
     uint64_t b = u.busy.length();
     f.busy += b;
-    f.idle += static_cast<uint64_t>(u.busy.last() - u.busy.first()) - std::min(
-        b, static_cast<uint64_t>(u.busy.last() - u.busy.first()));
+    const uint64_t span = SpanNs(u.busy.first(), u.busy.last());
+    f.idle += span - std::min(b, span);
     f.late += u.busy.late_bound_ns();
   }
   return f;
 }
 
 uint64_t SpanOf(const TraceState& t) {
-  return t.last_ns > t.first_ns ? static_cast<uint64_t>(t.last_ns - t.first_ns) : 0;
+  return SpanNs(t.first_ns, t.last_ns);
 }
 
 void EmitTotals(const ProfileState& state, proto::Profile* profile) {
@@ -292,9 +293,8 @@ std::map<int64_t, StepRangeSpan> StepRanges(const ProfileState& state) {
 uint64_t StepSpan(const std::map<int64_t, StepRangeSpan>& ranges, int64_t step,
                   const StepAcc& s) {
   auto it = ranges.find(step);
-  int64_t span = it != ranges.end() ? it->second.end_ns - it->second.start_ns
-                                    : s.last_ns - s.first_ns;
-  return static_cast<uint64_t>(std::max<int64_t>(0, span));
+  return it != ranges.end() ? SpanNs(it->second.start_ns, it->second.end_ns)
+                            : SpanNs(s.first_ns, s.last_ns);
 }
 
 void EmitSteps(const ProfileState& state, const std::map<int64_t, StepRangeSpan>& ranges,

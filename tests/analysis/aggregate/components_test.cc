@@ -2,6 +2,7 @@
 // error bound, interval unions against sort-and-sweep, merge equalities.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <utility>
 #include <vector>
@@ -118,6 +119,18 @@ std::vector<std::pair<int64_t, int64_t>> Kernels(size_t n, std::mt19937_64& rng)
     s = e;
   }
   return out;
+}
+
+// Spans of times anywhere in int64 (a fuzzed partial profile had first_ns = INT64_MIN and
+// last_ns = 1: the signed difference overflowed).
+TEST(SpanNs, WholeInt64RangeWithoutOverflow) {
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  EXPECT_EQ(SpanNs(kMin, 1), (uint64_t{1} << 63) + 1);
+  EXPECT_EQ(SpanNs(kMin, kMax), ~uint64_t{0});
+  EXPECT_EQ(SpanNs(-5, 7), 12u);
+  EXPECT_EQ(SpanNs(7, 7), 0u);
+  EXPECT_EQ(SpanNs(9, 3), 0u);
 }
 
 TEST(IntervalUnion, ExactWhenInOrderOrNearlySo) {
