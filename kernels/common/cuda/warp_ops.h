@@ -1,6 +1,7 @@
-// The warp primitives of the tensor-core kernels: everything a kernel body does besides
-// plain arithmetic and plain global loads/stores (thread and block ids, barriers, warp
-// shuffles, shared-memory access, cp.async, global vector loads, ldmatrix, mma.sync).
+// The warp primitives of the kernels: everything a kernel body does besides plain
+// arithmetic (thread and block ids, block and warp barriers, warp shuffles and votes,
+// shared-memory access, read-only and plain global loads and stores, cp.async, ldmatrix,
+// mma.sync).
 //
 // One source, two meanings. Under nvcc every primitive is the instruction or intrinsic the
 // kernels used before (inline, so the SASS does not change). Under a host compiler every
@@ -10,7 +11,8 @@
 // executes it with the PTX warp model, and checks every shared-memory access against the
 // barriers and cp.async groups that should make it visible. So a kernel body written
 // against these primitives (moe_w4a16_mma.cuh, moe_fp4_mma.cuh, sparse_mla_mma.cuh,
-// gemm_mma.cuh, moe_group.cuh) is both what nvcc compiles and what the CPU proves.
+// gemm_mma.cuh, moe_group.cuh; the SIMT bodies moe_slot_gemv.cuh, sparse_mla_simt.cuh,
+// indexer.cuh, router_topk.cuh) is both what nvcc compiles and what the CPU proves.
 //
 // Inline PTX goes through QPROF_PTX(text, (outputs), (inputs)) with one operand macro per
 // constraint: nvcc sees `asm volatile(text : outputs : inputs)`; the host emulation parses
@@ -95,7 +97,12 @@ unsigned BlockIdxY();
 unsigned BlockIdxZ();
 unsigned BlockDimX();
 void SyncThreads();
+// __syncwarp() with the full mask: orders the warp's shared-memory accesses.
+void SyncWarp();
 float ShflXorF32(float v, int lane_mask);
+uint32_t ShflXorU32(uint32_t v, int lane_mask);
+// __ballot_sync(0xffffffff, pred): bit l set when lane l's predicate is true.
+uint32_t Ballot(bool pred);
 // Shared memory: a checked read (copies `bytes` into `out`) or write; `align` is the
 // access's required alignment.
 void SharedRead(const void* p, size_t bytes, size_t align, void* out);
@@ -149,7 +156,11 @@ QPROF_WARP_FN unsigned BlockIdxY() { return blockIdx.y; }
 QPROF_WARP_FN unsigned BlockIdxZ() { return blockIdx.z; }
 QPROF_WARP_FN unsigned BlockDimX() { return blockDim.x; }
 QPROF_WARP_FN void SyncThreads() { __syncthreads(); }
+QPROF_WARP_FN void SyncWarp() { __syncwarp(); }
 QPROF_WARP_FN float ShflXor(float v, int lane_mask) { return __shfl_xor_sync(0xffffffffu, v, lane_mask); }
+QPROF_WARP_FN int ShflXor(int v, int lane_mask) { return __shfl_xor_sync(0xffffffffu, v, lane_mask); }
+QPROF_WARP_FN unsigned Ballot(bool pred) { return __ballot_sync(0xffffffffu, pred); }
+QPROF_WARP_FN int Popc(unsigned v) { return __popc(v); }
 QPROF_WARP_FN int MinI(int a, int b) { return min(a, b); }
 
 template <typename T>
@@ -197,7 +208,13 @@ inline unsigned BlockIdxY() { return warp_host::BlockIdxY(); }
 inline unsigned BlockIdxZ() { return warp_host::BlockIdxZ(); }
 inline unsigned BlockDimX() { return warp_host::BlockDimX(); }
 inline void SyncThreads() { warp_host::SyncThreads(); }
+inline void SyncWarp() { warp_host::SyncWarp(); }
 inline float ShflXor(float v, int lane_mask) { return warp_host::ShflXorF32(v, lane_mask); }
+inline int ShflXor(int v, int lane_mask) {
+  return static_cast<int>(warp_host::ShflXorU32(static_cast<uint32_t>(v), lane_mask));
+}
+inline unsigned Ballot(bool pred) { return warp_host::Ballot(pred); }
+inline int Popc(unsigned v) { return __builtin_popcount(v); }
 inline int MinI(int a, int b) { return a < b ? a : b; }
 
 template <typename T>
@@ -237,7 +254,13 @@ inline void StGlobal(void* p, T v) {
 // Butterfly reductions over the 32 lanes (every lane gets the result).
 QPROF_WARP_FN float WarpSum(float v) {
 #pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v += ShflXor(v, o);
+  for (int o = 16; o > 0; o >>= 1) {
+#if QPROF_MUTANT(WARP_SUM_LANE)  // body mutation: the first step pairs lane l with l ^ 8, not l ^ 16
+    v += ShflXor(v, o == 16 ? 8 : o);
+#else
+    v += ShflXor(v, o);
+#endif
+  }
   return v;
 }
 QPROF_WARP_FN float WarpMax(float v) {

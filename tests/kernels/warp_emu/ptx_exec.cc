@@ -243,7 +243,8 @@ uint32_t Bits(float f) {
 }
 
 void LandGroup(WarpEmu::State& s, ThreadCtx& t) {
-  for (const CpAsyncCopy& c : t.groups.front()) s.smem.CpAsyncLand(t.tid, c.off, c.data, c.bytes, s.epoch);
+  const SharedMemoryModel::Accessor who = s.blk->Access(t);
+  for (const CpAsyncCopy& c : t.groups.front()) s.blk->smem.CpAsyncLand(who, c.off, c.data, c.bytes);
   t.groups.pop_front();
 }
 
@@ -259,7 +260,7 @@ void CpAsync(WarpEmu::State& s, ThreadCtx& t, const Instr& in, const Args& a, st
   const bool cp_ok = in.op == Op::kCpAsyncCg ? cp == 16 : (cp == 4 || cp == 8 || cp == 16);
   if (!cp_ok) return (void)(*err = absl::StrCat("cp.async copy size ", cp, " is not allowed here"));
   if (src_size < 0 || src_size > cp) return (void)(*err = absl::StrCat("cp.async src-size ", src_size, " outside 0..", cp));
-  *err = s.smem.LocateOffset(dst, cp, cp);
+  *err = s.blk->smem.LocateOffset(dst, cp, cp);
   if (!err->empty()) return;
   if (src % cp != 0) return (void)(*err = absl::StrCat("cp.async source ", absl::Hex(src), " is not ", cp, "-byte aligned"));
   CpAsyncCopy c{dst, static_cast<uint32_t>(cp), {}};
@@ -267,9 +268,11 @@ void CpAsync(WarpEmu::State& s, ThreadCtx& t, const Instr& in, const Args& a, st
     const void* p = reinterpret_cast<const void*>(src);
     *err = s.CheckGlobal(p, src_size, 1);
     if (!err->empty()) return;
+    const std::string race = s.RecordGlobal(p, src_size, /*write=*/false);
+    if (!race.empty()) s.Error(race);
     std::memcpy(c.data, p, src_size);
   }
-  *err = s.smem.CpAsyncIssue(t.tid, dst, cp, s.epoch);
+  *err = s.blk->smem.CpAsyncIssue(s.blk->Access(t), dst, cp);
   t.uncommitted.push_back(c);
   s.counters.cp_async_bytes += cp;
 }
@@ -308,7 +311,11 @@ void PtxExecThread(WarpEmu::State& s, ThreadCtx& t, const char* text, const PtxA
         if (!err.empty()) break;
         err = s.CheckGlobal(p, 16, 16);
         uint32_t w[4] = {0, 0, 0, 0};
-        if (err.empty()) std::memcpy(w, p, 16);
+        if (err.empty()) {
+          std::memcpy(w, p, 16);
+          const std::string race = s.RecordGlobal(p, 16, /*write=*/false);
+          if (!race.empty()) s.Error(race);
+        }
         for (int i = 0; i < 4; ++i) a.Write(in.ops[0].regs[i], 'r', w[i]);
         break;
       }
@@ -369,8 +376,10 @@ void PtxExecWarp(WarpEmu::State& s, ThreadCtx* const* lanes) {
       const Args a = ArgsOf(*lanes[l], &err);
       const uint32_t addr = static_cast<uint32_t>(a.Read(in.ops[1].regs[0], 'r'));
       if (!err.empty()) break;
-      err = s.smem.LocateOffset(addr, 16, 16);  // each row address: 16 bytes, 16-aligned
-      if (err.empty()) err = s.smem.Read(SharedMemoryModel::kAnyWarpReader, addr, 16, s.epoch, rows[l].data());
+      err = s.blk->smem.LocateOffset(addr, 16, 16);  // each row address: 16 bytes, 16-aligned
+      SharedMemoryModel::Accessor who = s.blk->Access(*lanes[l]);
+      who.tid = SharedMemoryModel::kAnyWarpReader;
+      if (err.empty()) err = s.blk->smem.Read(who, addr, 16, rows[l].data());
       if (!err.empty()) err = absl::StrCat("lane ", l, ": ", err);
     }
     if (err.empty()) {

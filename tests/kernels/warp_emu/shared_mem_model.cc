@@ -15,7 +15,13 @@ std::string Who(int tid) {
 
 }  // namespace
 
-SharedMemoryModel::SharedMemoryModel() : mem_(kCapacity), shadow_(kCapacity) {}
+// The data is allocated whole (pointers into it must stay valid while a block runs); the
+// shadow state (28 bytes per byte) grows with what the blocks use.
+SharedMemoryModel::SharedMemoryModel() : mem_(kCapacity) {}
+
+void SharedMemoryModel::Grow(uint32_t top) {
+  if (shadow_.size() < top) shadow_.resize(top);
+}
 
 std::string SharedMemoryModel::Reset(size_t dynamic_bytes) {
   // Only what the last block used needs clearing.
@@ -30,6 +36,7 @@ std::string SharedMemoryModel::Reset(size_t dynamic_bytes) {
   const uint32_t dyn = static_cast<uint32_t>((dynamic_bytes + 15) / 16 * 16);
   if (dyn > 0) regions_.push_back({0, static_cast<uint32_t>(dynamic_bytes), nullptr});
   top_ = dyn;
+  Grow(top_);
   return "";
 }
 
@@ -50,6 +57,7 @@ void* SharedMemoryModel::Static(const void* key, size_t bytes, size_t align, std
   regions_.push_back({off, static_cast<uint32_t>(bytes), key});
   static_bytes_ += static_cast<uint32_t>(bytes);
   top_ = off + static_cast<uint32_t>(bytes);
+  Grow(top_);
   return mem_.data() + off;
 }
 
@@ -85,83 +93,101 @@ std::string SharedMemoryModel::Describe(uint32_t off) const {
   return absl::StrCat("offset ", off);
 }
 
-std::string SharedMemoryModel::Read(int tid, uint32_t off, size_t bytes, uint32_t epoch, void* out) {
+bool SharedMemoryModel::WriteOrdered(const ByteState& s, const Accessor& a) {
+  if (s.writer < 0 || s.writer == a.tid || s.w_epoch != a.epoch) return true;
+  return s.writer / 32 == a.warp && a.warp_syncs > s.w_syncs;  // a __syncwarp in between
+}
+
+bool SharedMemoryModel::ReadsOrdered(const ByteState& s, const Accessor& a) {
+  if (s.reader == -1 || s.r_epoch != a.epoch || s.reader == a.tid) return true;
+  // Readers of this warp only: a __syncwarp, or a warp collective after the latest read.
+  return s.reader_warp == a.warp && (a.warp_syncs > s.r_syncs || a.warp_collectives > s.r_colls);
+}
+
+std::string SharedMemoryModel::Read(const Accessor& a, uint32_t off, size_t bytes, void* out) {
   std::string err;
   for (size_t i = 0; i < bytes; ++i) {
     ByteState& s = shadow_[off + i];
     if (err.empty()) {
       if (s.pending) {
-        err = absl::StrCat(Who(tid), " reads ", Describe(off + i), " while thread ", s.writer,
+        err = absl::StrCat(Who(a.tid), " reads ", Describe(off + i), " while thread ", s.writer,
                            "'s cp.async is still filling it (no completed cp.async.wait_group covers it)");
       } else if (s.writer < 0) {
-        err = absl::StrCat(Who(tid), " reads ", Describe(off + i), ", which no thread wrote");
-      } else if (s.writer != tid && s.w_epoch == epoch) {
-        err = absl::StrCat(Who(tid), " reads ", Describe(off + i), " written by thread ", s.writer,
-                           " with no barrier in between");
+        err = absl::StrCat(Who(a.tid), " reads ", Describe(off + i), ", which no thread wrote");
+      } else if (!WriteOrdered(s, a)) {
+        err = absl::StrCat(Who(a.tid), " reads ", Describe(off + i), " written by thread ", s.writer,
+                           s.writer / 32 == a.warp ? " of its warp with no barrier or __syncwarp in between"
+                                                   : " with no barrier in between");
       }
     }
-    if (s.r_epoch != epoch || s.reader == -1) {
-      s.reader = static_cast<int16_t>(tid);
-      s.r_epoch = epoch;
-    } else if (s.reader != tid) {
-      s.reader = kAnyWarpReader;
+    if (s.r_epoch != a.epoch || s.reader == -1) {
+      s.reader = static_cast<int16_t>(a.tid);
+      s.reader_warp = static_cast<int16_t>(a.warp);
+      s.r_epoch = a.epoch;
+    } else {
+      if (s.reader != a.tid) s.reader = kAnyWarpReader;
+      if (s.reader_warp != a.warp) s.reader_warp = -2;
     }
+    s.r_syncs = a.warp_syncs;
+    s.r_colls = a.warp_collectives;
   }
   std::memcpy(out, mem_.data() + off, bytes);
   return err;
 }
 
-std::string SharedMemoryModel::Write(int tid, uint32_t off, size_t bytes, uint32_t epoch, const void* in) {
+std::string SharedMemoryModel::Write(const Accessor& a, uint32_t off, size_t bytes, const void* in) {
   std::string err;
   for (size_t i = 0; i < bytes; ++i) {
     ByteState& s = shadow_[off + i];
     if (err.empty()) {
       if (s.pending) {
-        err = absl::StrCat("thread ", tid, " writes ", Describe(off + i), " while thread ", s.writer,
+        err = absl::StrCat("thread ", a.tid, " writes ", Describe(off + i), " while thread ", s.writer,
                            "'s cp.async is still filling it");
-      } else if (s.r_epoch == epoch && s.reader != -1 && s.reader != tid) {
-        err = absl::StrCat("thread ", tid, " overwrites ", Describe(off + i), ", which ", Who(s.reader),
+      } else if (!ReadsOrdered(s, a)) {
+        err = absl::StrCat("thread ", a.tid, " overwrites ", Describe(off + i), ", which ", Who(s.reader),
                            " read with no barrier in between");
-      } else if (s.writer >= 0 && s.writer != tid && s.w_epoch == epoch) {
-        err = absl::StrCat("thread ", tid, " overwrites ", Describe(off + i), ", which thread ", s.writer,
+      } else if (!WriteOrdered(s, a)) {
+        err = absl::StrCat("thread ", a.tid, " overwrites ", Describe(off + i), ", which thread ", s.writer,
                            " wrote with no barrier in between");
       }
     }
-    s.writer = static_cast<int16_t>(tid);
-    s.w_epoch = epoch;
+    s.writer = static_cast<int16_t>(a.tid);
+    s.w_epoch = a.epoch;
+    s.w_syncs = a.warp_syncs;
   }
   std::memcpy(mem_.data() + off, in, bytes);
   return err;
 }
 
-std::string SharedMemoryModel::CpAsyncIssue(int tid, uint32_t off, size_t bytes, uint32_t epoch) {
+std::string SharedMemoryModel::CpAsyncIssue(const Accessor& a, uint32_t off, size_t bytes) {
   std::string err;
   for (size_t i = 0; i < bytes; ++i) {
     ByteState& s = shadow_[off + i];
     if (err.empty()) {
       if (s.pending) {
-        err = absl::StrCat("thread ", tid, "'s cp.async targets ", Describe(off + i), " while thread ",
+        err = absl::StrCat("thread ", a.tid, "'s cp.async targets ", Describe(off + i), " while thread ",
                            s.writer, "'s cp.async is still filling it");
-      } else if (s.r_epoch == epoch && s.reader != -1 && s.reader != tid) {
-        err = absl::StrCat("thread ", tid, "'s cp.async overwrites ", Describe(off + i), ", which ",
+      } else if (!ReadsOrdered(s, a)) {
+        err = absl::StrCat("thread ", a.tid, "'s cp.async overwrites ", Describe(off + i), ", which ",
                            Who(s.reader), " read with no barrier in between");
-      } else if (s.writer >= 0 && s.writer != tid && s.w_epoch == epoch) {
-        err = absl::StrCat("thread ", tid, "'s cp.async overwrites ", Describe(off + i), ", which thread ",
+      } else if (!WriteOrdered(s, a)) {
+        err = absl::StrCat("thread ", a.tid, "'s cp.async overwrites ", Describe(off + i), ", which thread ",
                            s.writer, " wrote with no barrier in between");
       }
     }
-    s.writer = static_cast<int16_t>(tid);
+    s.writer = static_cast<int16_t>(a.tid);
     s.pending = 1;
   }
   return err;
 }
 
-void SharedMemoryModel::CpAsyncLand(int tid, uint32_t off, const uint8_t* data, size_t bytes, uint32_t epoch) {
+void SharedMemoryModel::CpAsyncLand(const Accessor& a, uint32_t off, const uint8_t* data, size_t bytes) {
   for (size_t i = 0; i < bytes; ++i) {
     ByteState& s = shadow_[off + i];
     s.pending = 0;
-    s.writer = static_cast<int16_t>(tid);
-    s.w_epoch = epoch;
+    s.writer = static_cast<int16_t>(a.tid);
+    s.w_epoch = a.epoch;
+    s.w_syncs = a.warp_syncs;
   }
   std::memcpy(mem_.data() + off, data, bytes);
 }

@@ -12,6 +12,7 @@
 
 #include "kernels/common/cuda/warp_ops.h"
 #include "tests/kernels/warp_emu/fiber.h"
+#include "tests/kernels/warp_emu/global_race_model.h"
 #include "tests/kernels/warp_emu/shared_mem_model.h"
 #include "tests/kernels/warp_emu/warp_emu.h"
 
@@ -29,15 +30,15 @@ struct CpAsyncCopy {
 
 // The warp-collective operation a thread waits at.
 struct WarpOp {
-  enum class Kind : uint8_t { kNone, kPtx, kShfl };
+  enum class Kind : uint8_t { kNone, kPtx, kShfl, kBallot, kSyncWarp };
   Kind kind = Kind::kNone;
   const char* text = nullptr;  // kPtx: the inline-PTX text
   const PtxArg* outs = nullptr;
   size_t nouts = 0;
   const PtxArg* ins = nullptr;
   size_t nins = 0;
-  float shfl_in = 0.f, shfl_out = 0.f;  // kShfl
-  int shfl_mask = 0;
+  uint32_t bits_in = 0, bits_out = 0;  // kShfl: the 32-bit value; kBallot: the predicate, the mask
+  int shfl_mask = 0;                   // kShfl: lane xor mask
 };
 
 struct ThreadCtx {
@@ -50,21 +51,37 @@ struct ThreadCtx {
   std::unique_ptr<Fiber> fiber;
 };
 
+// One resident block: its threads, its shared memory and the ordering it has passed.
+struct BlockRun {
+  LaunchDims idx;
+  uint32_t linear = 0;  // x + gx * (y + gy * z)
+  SharedMemoryModel smem;
+  uint32_t epoch = 0;  // barriers passed by the block
+  std::vector<uint32_t> warp_syncs, warp_collectives;  // per warp: __syncwarp, collectives passed
+  std::vector<ThreadCtx> thr;
+  bool active = false;
+
+  SharedMemoryModel::Accessor Access(const ThreadCtx& t) const {
+    return {t.tid, t.warp, epoch, warp_syncs[t.warp], warp_collectives[t.warp]};
+  }
+};
+
 struct WarpEmu::State {
   struct Buffer {
     uintptr_t lo, hi;
     std::string name;
   };
   std::vector<Buffer> globals;
+  GlobalRaceModel races;
+  int resident_blocks = 1;
 
   // The launch in progress.
   std::string kernel;
-  LaunchDims grid, block;
+  LaunchDims grid;
   unsigned threads = 0;
   const std::function<void()>* body = nullptr;
-  SharedMemoryModel smem;
-  uint32_t epoch = 0;  // barriers passed by the current block
-  std::vector<ThreadCtx> thr;
+  std::vector<std::unique_ptr<BlockRun>> slots;  // resident blocks
+  BlockRun* blk = nullptr;                       // the block whose thread runs (or is checked)
   ThreadCtx* cur = nullptr;
   bool abort = false;
 
@@ -77,8 +94,12 @@ struct WarpEmu::State {
   void Error(const std::string& what);
   // An error after which the launch cannot go on (divergence, deadlock): stops it.
   void Fatal(const std::string& what);
-  // The check of a primitive's global access; "" or why it is wrong.
+  // The check of a primitive's global access; "" or why it is wrong (outside every
+  // registered buffer, misaligned: the access must not happen).
   std::string CheckGlobal(const void* p, size_t bytes, size_t align) const;
+  // Records a checked access for the race check (global_race_model.h); "" or the race it
+  // makes with another block of the launch (the access itself is safe and happens).
+  std::string RecordGlobal(const void* p, size_t bytes, bool write);
 };
 
 // The emulation this OS thread runs (set for the duration of a launch).

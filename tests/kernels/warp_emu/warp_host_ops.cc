@@ -29,50 +29,74 @@ void Wait(ThreadCtx::Wait why) {
 }  // namespace
 
 unsigned ThreadIdxX() { return static_cast<unsigned>(Cur().tid); }
-unsigned BlockIdxX() { return CurrentEmu().block.x; }
-unsigned BlockIdxY() { return CurrentEmu().block.y; }
-unsigned BlockIdxZ() { return CurrentEmu().block.z; }
+unsigned BlockIdxX() { return CurrentEmu().blk->idx.x; }
+unsigned BlockIdxY() { return CurrentEmu().blk->idx.y; }
+unsigned BlockIdxZ() { return CurrentEmu().blk->idx.z; }
 unsigned BlockDimX() { return CurrentEmu().threads; }
 
 void SyncThreads() { Wait(ThreadCtx::Wait::kBarrier); }
 
-float ShflXorF32(float v, int lane_mask) {
+void SyncWarp() {
+  ThreadCtx& t = Cur();
+  t.op = WarpOp{};
+  t.op.kind = WarpOp::Kind::kSyncWarp;
+  Wait(ThreadCtx::Wait::kCollective);
+}
+
+uint32_t ShflXorU32(uint32_t v, int lane_mask) {
   ThreadCtx& t = Cur();
   t.op = WarpOp{};
   t.op.kind = WarpOp::Kind::kShfl;
-  t.op.shfl_in = v;
+  t.op.bits_in = v;
   t.op.shfl_mask = lane_mask;
   Wait(ThreadCtx::Wait::kCollective);
-  return t.op.shfl_out;
+  return t.op.bits_out;
+}
+
+float ShflXorF32(float v, int lane_mask) {
+  uint32_t b;
+  std::memcpy(&b, &v, 4);
+  b = ShflXorU32(b, lane_mask);
+  std::memcpy(&v, &b, 4);
+  return v;
+}
+
+uint32_t Ballot(bool pred) {
+  ThreadCtx& t = Cur();
+  t.op = WarpOp{};
+  t.op.kind = WarpOp::Kind::kBallot;
+  t.op.bits_in = pred ? 1u : 0u;
+  Wait(ThreadCtx::Wait::kCollective);
+  return t.op.bits_out;
 }
 
 void SharedRead(const void* p, size_t bytes, size_t align, void* out) {
   WarpEmu::State& s = CurrentEmu();
   ++s.counters.shared_reads;
   uint32_t off = 0;
-  std::string err = s.smem.Locate(p, bytes, align, &off);
+  std::string err = s.blk->smem.Locate(p, bytes, align, &off);
   if (!err.empty()) {
     s.Error(err);
     std::memset(out, 0, bytes);
     return;
   }
-  err = s.smem.Read(Cur().tid, off, bytes, s.epoch, out);
+  err = s.blk->smem.Read(s.blk->Access(Cur()), off, bytes, out);
   if (!err.empty()) s.Error(err);
 }
 
 void SharedWrite(void* p, size_t bytes, size_t align, const void* in) {
   WarpEmu::State& s = CurrentEmu();
   uint32_t off = 0;
-  std::string err = s.smem.Locate(p, bytes, align, &off);
+  std::string err = s.blk->smem.Locate(p, bytes, align, &off);
   if (!err.empty()) return s.Error(err);
-  err = s.smem.Write(Cur().tid, off, bytes, s.epoch, in);
+  err = s.blk->smem.Write(s.blk->Access(Cur()), off, bytes, in);
   if (!err.empty()) s.Error(err);
 }
 
 uint32_t SharedAddr(const void* p) {
   WarpEmu::State& s = CurrentEmu();
   const uint8_t* b = static_cast<const uint8_t*>(p);
-  const uint8_t* base = s.smem.Dynamic();
+  const uint8_t* base = s.blk->smem.Dynamic();
   if (b < base || b >= base + warp::SharedMemoryModel::kCapacity) {
     s.Error("__cvta_generic_to_shared of a pointer outside the block's shared memory");
     return 0xFFFFFFFFu;
@@ -83,7 +107,7 @@ uint32_t SharedAddr(const void* p) {
 void* StaticShared(const void* key, size_t bytes, size_t align) {
   WarpEmu::State& s = CurrentEmu();
   std::string err;
-  void* p = s.smem.Static(key, bytes, align, &err);
+  void* p = s.blk->smem.Static(key, bytes, align, &err);
   if (!err.empty()) s.Error(err);
   if (p == nullptr) {
     std::fprintf(stderr, "qprof warp emulation: %s\n", err.c_str());
@@ -92,14 +116,18 @@ void* StaticShared(const void* key, size_t bytes, size_t align) {
   return p;
 }
 
-unsigned char* DynamicShared() { return CurrentEmu().smem.Dynamic(); }
+unsigned char* DynamicShared() { return CurrentEmu().blk->smem.Dynamic(); }
 
 bool GlobalAccess(const void* p, size_t bytes, size_t align, bool write) {
   WarpEmu::State& s = CurrentEmu();
   const std::string err = s.CheckGlobal(p, bytes, align);
-  if (err.empty()) return true;
-  s.Error(absl::StrCat(write ? "store: " : "load: ", err));
-  return false;
+  if (!err.empty()) {
+    s.Error(absl::StrCat(write ? "store: " : "load: ", err));
+    return false;
+  }
+  const std::string race = s.RecordGlobal(p, bytes, write);  // an error, but the access happens
+  if (!race.empty()) s.Error(race);
+  return true;
 }
 
 void ExecPtx(const char* text, std::initializer_list<PtxArg> outs, std::initializer_list<PtxArg> ins) {
