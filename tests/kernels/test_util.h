@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/common/common_cpu.h"
+#include "tests/kernels/rel_error.h"
 
 namespace qprof::kernels::testing {
 
@@ -26,15 +27,9 @@ inline std::vector<uint16_t> RandomBf16(size_t n, uint32_t seed, float scale = 1
   return b;
 }
 
-// ||a - b|| / ||b|| (0 when both are zero).
-inline double RelError(const std::vector<float>& a, const std::vector<float>& b) {
-  double num = 0, den = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    num += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
-    den += double(b[i]) * b[i];
-  }
-  return den == 0 ? std::sqrt(num) : std::sqrt(num / den);
-}
+// ||got - want|| / ||want|| (tests/kernels/rel_error.h: +inf for a non-finite result, and
+// for a non-zero result against an all-zero reference unless within a stated bound).
+using ::qprof::kernel_test::RelError;
 
 }  // namespace qprof::kernels::testing
 

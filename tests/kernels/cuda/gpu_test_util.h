@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/kernels/rel_error.h"
 
 namespace qprof::testing_cuda {
 
@@ -65,17 +66,9 @@ class DeviceBuffer {
   size_t n_;
 };
 
-// ||got - want|| / ||want|| in double; +inf if any value of `got` is NaN/Inf.
-inline double RelError(const std::vector<float>& got, const std::vector<float>& want) {
-  double num = 0, den = 0;
-  for (size_t i = 0; i < want.size(); ++i) {
-    if (!std::isfinite(got[i])) return INFINITY;
-    const double d = static_cast<double>(got[i]) - want[i];
-    num += d * d;
-    den += static_cast<double>(want[i]) * want[i];
-  }
-  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
-}
+// ||got - want|| / ||want|| in double (tests/kernels/rel_error.h): +inf if any value of
+// `got` is NaN/Inf, or non-zero against an all-zero reference beyond a stated bound.
+using ::qprof::kernel_test::RelError;
 
 inline std::vector<float> RandomFloats(size_t n, std::mt19937& rng, float scale = 1.f) {
   std::normal_distribution<float> d(0.f, scale);

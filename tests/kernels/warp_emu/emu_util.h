@@ -13,6 +13,7 @@
 
 #include "kernels/moe/cuda/moe_grouping.h"
 #include "kernels/moe/params.h"
+#include "tests/kernels/rel_error.h"
 #include "tests/kernels/warp_emu/warp_emu.h"
 
 namespace qprof::warp {
@@ -24,17 +25,9 @@ inline std::vector<float> RandomFloats(size_t n, std::mt19937& rng, float scale 
   return v;
 }
 
-// ||got - want|| / ||want|| in double; +inf if `got` has a NaN/Inf.
-inline double RelError(const std::vector<float>& got, const std::vector<float>& want) {
-  double num = 0, den = 0;
-  for (size_t i = 0; i < want.size(); ++i) {
-    if (!std::isfinite(got[i])) return INFINITY;
-    const double d = static_cast<double>(got[i]) - want[i];
-    num += d * d;
-    den += static_cast<double>(want[i]) * want[i];
-  }
-  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
-}
+// ||got - want|| / ||want|| in double (tests/kernels/rel_error.h): +inf if `got` has a
+// NaN/Inf, or is non-zero against an all-zero reference beyond a stated bound.
+using ::qprof::kernel_test::RelError;
 
 // A random MoE problem: FP4 experts quantised with kernels/formats, activations, routing
 // with distinct experts per token skewed towards low ids (odd expert loads), and every
