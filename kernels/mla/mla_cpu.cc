@@ -11,6 +11,7 @@
 #include "kernels/common/common_cpu.h"
 #include "kernels/common/thread_pool.h"
 #include "kernels/common/vec.h"
+#include "kernels/mla/indexer_rule.h"
 
 namespace qprof::kernels {
 namespace {
@@ -57,19 +58,22 @@ QPROF_CPU_CLONES void IndexScores(const IndexerParams& p, int b, int len, float*
     float acc = 0;
     for (int h = 0; h < p.index_heads; ++h) {
       float d = Dot(q + int64_t{h} * p.index_dim, key.data(), p.index_dim);
-      acc += w[h] * std::max(d, 0.0f);  // w_h * relu(q_h . k_t)
+      acc += w[h] * IndexerRelu(d);  // w_h * relu(q_h . k_t); relu(NaN) = 0
     }
     scores[t] = acc;
   }
 }
 
-// Top index_topk by score (ties: lower index), plus the window, ascending, -1 padded.
+// Top index_topk by score (ties: lower index; NaN counts as -inf: indexer_rule.h), plus the
+// window, ascending, -1 padded.
 int SelectTokens(const IndexerParams& p, int len, const float* scores, int32_t* out) {
   std::vector<int32_t> order(len);
+  std::vector<float> key(len);
   std::iota(order.begin(), order.end(), 0);
+  for (int t = 0; t < len; ++t) key[t] = IndexerRankKey(scores[t]);
   const int keep = std::min(len, p.index_topk);
   std::partial_sort(order.begin(), order.begin() + keep, order.end(), [&](int a, int b) {
-    return scores[a] > scores[b] || (scores[a] == scores[b] && a < b);
+    return key[a] > key[b] || (key[a] == key[b] && a < b);
   });
   std::vector<char> chosen(len, 0);
   for (int i = 0; i < keep; ++i) chosen[order[i]] = 1;
@@ -215,7 +219,7 @@ absl::Status IndexerTopkReferenceCpu(const IndexerParams& p) {
         const float* q = p.q + (int64_t{b} * p.index_heads + h) * p.index_dim;
         float d = 0;  // FP32, index order
         for (int c = 0; c < p.index_dim; ++c) d += q[c] * Bf16ToFloat(key[c]);
-        acc += p.head_weights[int64_t{b} * p.index_heads + h] * std::max(d, 0.0f);
+        acc += p.head_weights[int64_t{b} * p.index_heads + h] * IndexerRelu(d);
       }
       scores[t] = acc;
     }

@@ -117,5 +117,58 @@ TEST(IndexerTest, FastMatchesReferenceAndKeepsTheWindow) {
   EXPECT_FALSE(IndexerTopkCpu(p).ok());
 }
 
+// NaN (kernels/mla/indexer_rule.h): a NaN dot product counts as 0 under the ReLU (fmax), and
+// a NaN score ranks as -inf (after every number; equal keys by index), in both CPU kernels.
+// Sequence 0: keys 3 and 7 hold a NaN element (their scores stay finite); keys 10..19 hold
+// +inf where heads 0 and 1 (weights of opposite sign) see it: score inf - inf = NaN.
+// Sequence 1: NaN head weights, every score NaN: the lowest indices win, then the window.
+TEST(IndexerTest, NanDotsCountAsZeroAndNanScoresRankLast) {
+  const int B = 2, Hi = 2, Di = 4, stride = 30;
+  std::vector<float> q(size_t(B) * Hi * Di, 0.5f), w = {1.5f, -0.5f, NAN, NAN};
+  std::vector<float> kf(size_t(B) * stride * Di);
+  for (size_t i = 0; i < kf.size(); ++i) kf[i] = 0.01f * static_cast<float>(i % 97);
+  kf[3 * Di + 1] = NAN;
+  kf[7 * Di + 2] = NAN;
+  for (int t = 10; t < 20; ++t) kf[t * Di] = INFINITY;
+  for (int i = 28 * Di; i < 30 * Di; ++i) kf[i] = 0.f;  // the window scores 0: never in the top 12
+  std::vector<uint16_t> keys(kf.size());
+  FloatToBf16N(kf.data(), static_cast<int64_t>(kf.size()), keys.data());
+  std::vector<int32_t> lens = {30, 25};
+  IndexerParams p;
+  p.batch = B;
+  p.index_heads = Hi;
+  p.index_dim = Di;
+  p.index_topk = 12;
+  p.window = 2;
+  p.kv_seq_stride = stride;
+  p.out_topk = 14;
+  p.q = q.data();
+  p.head_weights = w.data();
+  p.keys = keys.data();
+  p.seq_lens = lens.data();
+  for (const bool fast : {false, true}) {
+    std::vector<float> scores(B * stride, -7.f);
+    std::vector<int32_t> idx(B * 14, -7), counts(B, -7);
+    p.scores = scores.data();
+    p.indices = idx.data();
+    p.counts = counts.data();
+    ASSERT_TRUE((fast ? IndexerTopkCpu(p) : IndexerTopkReferenceCpu(p)).ok());
+    EXPECT_TRUE(std::isfinite(scores[3]) && std::isfinite(scores[7])) << "fast " << fast;
+    for (int t = 10; t < 20; ++t) EXPECT_TRUE(std::isnan(scores[t])) << t;
+    // Sequence 0: 16 positive finite scores (3 and 7 score 0), so the 12 chosen by score are
+    // all finite and below 28; then the window 28, 29.
+    EXPECT_EQ(counts[0], 14);
+    for (int i = 0; i < 14; ++i) {
+      const int t = idx[i];
+      EXPECT_TRUE(t < 10 || t >= 20) << "a NaN score was chosen: token " << t << " fast " << fast;
+    }
+    EXPECT_EQ(idx[12], 28);
+    EXPECT_EQ(idx[13], 29);
+    // Sequence 1: all NaN: tokens 0..11 by index, then the window 23, 24.
+    const std::vector<int32_t> all_nan = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 23, 24};
+    EXPECT_EQ(std::vector<int32_t>(idx.begin() + 14, idx.end()), all_nan) << "fast " << fast;
+  }
+}
+
 }  // namespace
 }  // namespace qprof::kernels
