@@ -7,7 +7,7 @@
 #include "kernels/common/cuda/cuda_status.h"
 #include "kernels/common/cuda/device_helpers.cuh"
 #include "kernels/common/cuda/gemm_mma.cuh"
-#include "kernels/common/router_math.h"
+#include "kernels/common/cuda/router_topk.cuh"
 
 using namespace qprof::kernels::cuda;
 
@@ -95,51 +95,12 @@ extern "C" __global__ void __launch_bounds__(256)
     ikeys[row * index_dim + c] = FloatToBf16Bits(ik_new[static_cast<int64_t>(b) * index_dim + c]);
 }
 
-// Warp per token. k rounds: each round every lane proposes its best remaining expert, the
-// warp reduces (key desc, index asc: RouterBetter), the winner is marked taken. The rule,
-// NaN included, is kernels/common/router_math.h (shared with RouterTopkCpu): keys are
-// never NaN and the first candidate always beats the (-inf, INT_MAX) start, so the
-// winner is always a valid, untaken expert.
-extern "C" __global__ void __launch_bounds__(128)
+// Warp per token (router_topk.cuh).
+extern "C" __global__ void __launch_bounds__(kRouterThreads)
     qprof_moe_router_topk(const float* __restrict__ logits, const float* __restrict__ bias, int tokens,
-                      int experts, int topk, float route_scale, int32_t* __restrict__ ids,
-                      float* __restrict__ weights) {
-  using qprof::kernels::RouterBetter;
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const int t = blockIdx.x * 4 + warp;
-  if (t >= tokens) return;
-  extern __shared__ unsigned char taken_all[];
-  unsigned char* taken = taken_all + warp * experts;
-  const float* lg = logits + static_cast<int64_t>(t) * experts;
-  for (int e = lane; e < experts; e += 32) taken[e] = 0;
-  __syncwarp();
-  float sum = 0.f;
-  for (int j = 0; j < topk; ++j) {
-    float best = -INFINITY;
-    int bi = 0x7fffffff;
-    for (int e = lane; e < experts; e += 32) {
-      if (taken[e]) continue;
-      const float key = qprof::kernels::RouterKey(lg[e], bias ? bias[e] : 0.f);
-      if (RouterBetter(key, e, best, bi)) { best = key; bi = e; }
-    }
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-      const float ob = __shfl_xor_sync(0xffffffffu, best, o);
-      const int oi = __shfl_xor_sync(0xffffffffu, bi, o);
-      if (RouterBetter(ob, oi, best, bi)) { best = ob; bi = oi; }
-    }
-    if (lane == 0) {
-      taken[bi] = 1;
-      ids[t * topk + j] = bi;
-      const float s = qprof::kernels::RouterScore(lg[bi]);
-      weights[t * topk + j] = s;
-      sum += s;
-    }
-    __syncwarp();
-  }
-  if (lane == 0)
-    for (int j = 0; j < topk; ++j)
-      weights[t * topk + j] = qprof::kernels::RouterWeight(weights[t * topk + j], sum, route_scale);
+                          int experts, int topk, float route_scale, int32_t* __restrict__ ids,
+                          float* __restrict__ weights) {
+  RouterTopkBody(logits, bias, tokens, experts, topk, route_scale, ids, weights);
 }
 
 extern "C" __global__ void __launch_bounds__(256)
@@ -248,10 +209,9 @@ absl::Status LaunchRouterTopk(const RouterTopkParams& p, cudaStream_t s) {
     return Bad("router", "logits, topk_ids and topk_weights must be set");
   if (p.topk < 1 || p.topk > p.experts) return Bad("router", "topk outside 1..experts");
   if (p.experts > 8192) return Bad("router", "experts must be <= 8192");
-  const size_t smem = 4 * static_cast<size_t>(p.experts);
-  qprof_moe_router_topk<<<(p.tokens + 3) / 4, 128, smem, s>>>(p.logits, p.bias, p.tokens, p.experts,
-                                                         p.topk, p.route_scale, p.topk_ids,
-                                                         p.topk_weights);
+  const RouterTopkLaunch l = RouterTopkPlan(p);  // shared with the warp emulation
+  qprof_moe_router_topk<<<dim3(l.grid.x, l.grid.y, l.grid.z), kRouterThreads, l.smem, s>>>(
+      p.logits, p.bias, p.tokens, p.experts, p.topk, p.route_scale, p.topk_ids, p.topk_weights);
   RETURN_IF_CUDA_LAUNCH_ERROR("qprof_moe_router_topk");
   return absl::OkStatus();
 }

@@ -1,12 +1,13 @@
-// Per-thread math of the indexer kernels (indexer.cu), host-callable so that the CPU tests
-// (tests/kernels/mla_simt_host_test.cc) run the kernels' own selection rule and score order
-// against IndexerTopkReferenceCpu.
+// Per-thread math of the indexer kernels (indexer.cuh), host-callable: the score share of one
+// thread and the selection rule of one token. The warp emulation runs the kernel bodies that
+// call them (tests/kernels/warp_emu/indexer_emu_test.cc) against IndexerTopkReferenceCpu.
 #ifndef QPROF_KERNELS_MLA_CUDA_INDEXER_MATH_H_
 #define QPROF_KERNELS_MLA_CUDA_INDEXER_MATH_H_
 
 #include <math.h>
 
 #include "kernels/common/reg_ops.h"
+#include "kernels/mla/indexer_rule.h"
 
 namespace qprof::kernels::cuda {
 
@@ -18,26 +19,37 @@ inline constexpr int kIdxMaxLen = 12288;
 
 // Score thread (token tok, group grp)'s share: sum over its heads h = grp, grp+16, ... of
 // w_h * relu(q_h . k) with the dot in index order (FMA); the 16 shares of a token are then
-// summed by a butterfly over lanes xor 1, 2, 4, 8.
-QPROF_HDI float IndexerHeadShare(const float* q, int q_stride, const float* w, const float* key,
-                                 int heads, int dim, int grp) {
+// summed by a butterfly over lanes xor 1, 2, 4, 8. ldq(h, c), ldw(h), ldk(c) load q_h[c],
+// w_h and k[c]. The FMA is written out (nvcc contracts `acc += w * r` into the same FFMA),
+// so the host emulation rounds as the GPU does.
+template <typename LdQ, typename LdW, typename LdK>
+QPROF_HDI float IndexerHeadShare(LdQ ldq, LdW ldw, LdK ldk, int heads, int dim, int grp) {
   float acc = 0.f;
   for (int h = grp; h < heads; h += kIdxGroups) {
     float d = 0.f;
-    for (int c = 0; c < dim; ++c) d = fmaf(q[h * q_stride + c], key[c], d);
-    acc += w[h] * fmaxf(d, 0.f);
+    for (int c = 0; c < dim; ++c) d = fmaf(ldq(h, c), ldk(c), d);
+    acc = fmaf(ldw(h), IndexerRelu(d), acc);
   }
   return acc;
 }
 
 // Whether token t (< len) is selected: in the window (t >= len - window), or ranked below
 // index_topk, where rank = #{u : s_u > s_t or (s_u == s_t and u < t)} (the CPU's tie rule:
-// higher score first, then the lower index). Counting stops at index_topk.
-QPROF_HDI bool IndexerChosen(const float* sc, int len, int t, int index_topk, int window) {
+// higher score first, then the lower index). ld(u) loads s_u, already a rank key
+// (IndexerRankKey: never NaN). Counting stops at index_topk.
+template <typename LdScore>
+QPROF_HDI bool IndexerChosen(LdScore ld, int len, int t, int index_topk, int window) {
   if (t >= len - window) return true;
-  const float s = sc[t];
+  const float s = ld(t);
   int rank = 0;
-  for (int u = 0; u < len && rank < index_topk; ++u) rank += (sc[u] > s) || (sc[u] == s && u < t);
+  for (int u = 0; u < len && rank < index_topk; ++u) {
+    const float su = ld(u);
+#if QPROF_MUTANT(TIE_ORDER)  // body mutation: equal scores go to the higher index
+    rank += (su > s) || (su == s && u > t);
+#else
+    rank += (su > s) || (su == s && u < t);
+#endif
+  }
   return rank < index_topk;
 }
 

@@ -6,7 +6,7 @@
 
 using namespace qprof::kernels::cuda;
 
-extern "C" __global__ void __launch_bounds__(kSimtHeads * 32)
+extern "C" __global__ void __launch_bounds__(kSimtThreads)
     qprof_attn_sparse_mla_simt(SparseMlaArgs a) {
   SparseMlaSimtBody(a);
 }
@@ -27,10 +27,8 @@ absl::Status CheckSparseMla(const SparseMlaParams& p, const char* k) {
 
 absl::Status LaunchSparseMlaSimt(const SparseMlaParams& p, cudaStream_t stream) {
   RETURN_IF_ERROR_STATUS(CheckSparseMla(p, "sparse_mla_simt"));
-  SparseMlaArgs a{p.q, p.kv, p.indices, p.out, p.lse, p.heads, p.topk, p.kv_seq_stride,
-                  p.softmax_scale};
-  qprof_attn_sparse_mla_simt<<<dim3((p.heads + kSimtHeads - 1) / kSimtHeads, p.batch),
-                               kSimtHeads * 32, 0, stream>>>(a);
+  const SparseMlaSimtLaunch l = SparseMlaSimtPlan(p);  // shared with the warp emulation
+  qprof_attn_sparse_mla_simt<<<dim3(l.grid.x, l.grid.y, l.grid.z), kSimtThreads, 0, stream>>>(l.args);
   RETURN_IF_CUDA_LAUNCH_ERROR("qprof_attn_sparse_mla_simt");
   return absl::OkStatus();
 }

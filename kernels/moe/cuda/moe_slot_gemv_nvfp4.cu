@@ -1,6 +1,5 @@
 // slot_gemv kernels for NVFP4 (see moe_slot_gemv.cuh).
-#include "kernels/moe/cuda/moe_cuda_internal.h"
-#include "kernels/moe/cuda/moe_slot_gemv.cuh"
+#include "kernels/moe/cuda/moe_slot_gemv_launch.cuh"
 
 using namespace qprof::kernels::cuda;
 
