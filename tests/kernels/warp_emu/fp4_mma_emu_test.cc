@@ -58,7 +58,14 @@ double RawDot(const ActBuffers& act, int i, const kernels::Fp4Weights& w, int e,
 struct PathResult {
   std::vector<float> out;
   double gemm1_err = INFINITY, gemm2_err = INFINITY;
+  float gemm1_oracle_max = 0.f, gemm2_oracle_max = 0.f;  // max |oracle|: 0 makes the check vacuous
 };
+
+float MaxAbs(const std::vector<float>& v) {
+  float m = 0.f;
+  for (float x : v) m = std::fmax(m, std::fabs(x));
+  return m;
+}
 
 // The path as LaunchMoeCuda runs it for fp4_mma: align, quantise x, GEMM1 (+ SwiGLU),
 // quantise the hidden state, GEMM2, combine; each GEMM checked against the oracle on the
@@ -103,6 +110,7 @@ void RunFp4Mma(const MoeProblem& prob, WarpEmu* emu, PathResult* res) {
     }
   }
   res->gemm1_err = rows > 0 ? RelError(got, want) : INFINITY;
+  res->gemm1_oracle_max = MaxAbs(want);
 
   const Fp4QuantActLaunch q2 = Fp4QuantAct2Launch(p, gr, b.view());
   emu->Launch("quant_act", q2.grid, kQuantActThreads, 0, [&] { QuantActBody<kNv>(q2.args); });
@@ -119,6 +127,7 @@ void RunFp4Mma(const MoeProblem& prob, WarpEmu* emu, PathResult* res) {
     }
   }
   res->gemm2_err = rows > 0 ? RelError(got, want) : INFINITY;
+  res->gemm2_oracle_max = MaxAbs(want);
   EmulateMoeCombine(p, slot_out.data(), emu, res->out.data());
 }
 
@@ -148,6 +157,11 @@ TEST_P(Fp4MmaEmuTest, MatchesOracleAndReference) {
               r.gemm1_err, r.gemm2_err, path_err, static_cast<long long>(emu.counters().warp_collectives));
   EXPECT_LT(r.gemm1_err, 1e-5) << name << " GEMM1 vs oracle, tokens " << shape.tokens;
   EXPECT_LT(r.gemm2_err, 1e-5) << name << " GEMM2 vs oracle, tokens " << shape.tokens;
+  // An all-zero oracle (its FP4 operands quantised to zero) would make a GEMM's check pass
+  // without exercising it: under the SCALE_LANE mutant GEMM1's output, and so GEMM2's
+  // input, collapses to zero.
+  EXPECT_GT(r.gemm1_oracle_max, 0.f) << name << " GEMM1's oracle is all zero";
+  EXPECT_GT(r.gemm2_oracle_max, 0.f) << name << " GEMM2's oracle is all zero";
   EXPECT_LT(path_err, 0.35) << name << " path vs MoeReferenceCpu, tokens " << shape.tokens;
 }
 
