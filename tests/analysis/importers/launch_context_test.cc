@@ -121,6 +121,32 @@ TEST(LaunchContextKineto, NestedOtherThreadGraphMissing) {
   EXPECT_FALSE(s.method().empty());
 }
 
+// A serving engine's step annotation stays on the stack however deep the Python frames
+// under it are (the attention work rules read the step's sequence lengths from it); other
+// outer frames, ProfilerStep#N included, are dropped as before.
+TEST(LaunchContextBuilder, KeepsTheStepAnnotationPastTheFrameLimit) {
+  LaunchContextBuilder b;
+  ThreadKey th{1, 2};
+  b.AddFrame(th, 0, 2000, "ProfilerStep#7", "user_annotation");
+  b.AddFrame(th, 1, 1999,
+             "execute_32_context_0(sq0sk0sqsq0sqsk0)_generation_32(sq32sk32785sqsq32sqsk32785)",
+             "user_annotation");
+  const int depth = LaunchContextBuilder::kMaxFrames + 5;
+  for (int i = 0; i < depth; ++i) b.AddFrame(th, 10 + i, 1000 - i, absl::StrCat("f", i), "python_function");
+  proto::Trace t;
+  t.add_activities()->set_kind(proto::ACTIVITY_KIND_KERNEL);
+  b.AddLaunch(th, 250, 0, "cuLaunchKernel");
+  b.Resolve(&t, t.mutable_header()->mutable_launch_context_stats());
+  const auto c = Frames(t, t.activities(0));
+  ASSERT_EQ(c.size(), static_cast<size_t>(LaunchContextBuilder::kMaxFrames) + 1);
+  EXPECT_EQ(c[0].name().rfind("execute_32_context_0", 0), 0u);
+  EXPECT_EQ(c[0].kind(), "user_annotation");
+  EXPECT_EQ(c[1].name(), "f5");
+  const auto& st = t.header().launch_context_stats();
+  // 7 outer frames past the limit (ProfilerStep#7, f0..f4 and the annotation), 1 kept.
+  EXPECT_EQ(st.frames_dropped(), 6u);
+}
+
 TEST(LaunchContextBuilder, KeepsTheInnermostFramesAndCountsTheRest) {
   LaunchContextBuilder b;
   ThreadKey th{1, 2};
