@@ -165,7 +165,10 @@ uint32_t LaunchStackTable::CopyStack(const proto::LaunchContextStats& from, uint
     if (f >= static_cast<uint32_t>(from.frames_size())) continue;
     const proto::LaunchFrame& src = from.frames(static_cast<int>(f));
     const int before = stats_->frames_size();
-    const uint32_t id = Frame(src.name(), src.kind());
+    // Keyed by the shapes too: the capture's op calls of one name (every aten::mm of a
+    // decode step) are distinct frames, each with its own shapes.
+    const uint32_t id = Frame(src.name(), src.kind(),
+                              PackShapes(src.input_dims(), src.input_types(), src.concrete_inputs()));
     if (stats_->frames_size() > before) *stats_->mutable_frames(static_cast<int>(id)) = src;
     frames.push_back(id);
   }

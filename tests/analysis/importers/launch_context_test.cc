@@ -147,6 +147,27 @@ TEST(LaunchContextBuilder, KeepsTheStepAnnotationPastTheFrameLimit) {
   EXPECT_EQ(st.frames_dropped(), 6u);
 }
 
+// A graph capture's stacks copied into the replay's tables keep each op call's shapes:
+// two aten::mm calls of different shapes stay two frames.
+TEST(LaunchStackTable, CopiedStacksKeepEachCallsShapes) {
+  proto::LaunchContextStats capture;
+  LaunchStackTable from(&capture);
+  const uint32_t qkv = from.Frame("aten::mm", "cpu_op", PackShapes("[[32,4096],[4096,6144]]", "", ""));
+  const uint32_t down = from.Frame("aten::mm", "cpu_op", PackShapes("[[32,12288],[12288,4096]]", "", ""));
+  const uint32_t s1 = from.Stack({qkv}, 0), s2 = from.Stack({down}, 0);
+  ASSERT_NE(s1, s2);
+  proto::LaunchContextStats replay;
+  LaunchStackTable to(&replay);
+  const uint32_t c1 = to.CopyStack(capture, s1), c2 = to.CopyStack(capture, s2);
+  ASSERT_NE(c1, c2);
+  auto dims = [&](uint32_t stack) {
+    return replay.frames(static_cast<int>(replay.stacks(static_cast<int>(stack)).frames(0))).input_dims();
+  };
+  EXPECT_EQ(dims(c1), "[[32,4096],[4096,6144]]");
+  EXPECT_EQ(dims(c2), "[[32,12288],[12288,4096]]");
+  EXPECT_EQ(to.CopyStack(capture, s1), c1);  // copied once
+}
+
 TEST(LaunchContextBuilder, KeepsTheInnermostFramesAndCountsTheRest) {
   LaunchContextBuilder b;
   ThreadKey th{1, 2};
