@@ -137,8 +137,9 @@ OpWorkResult AttentionWork(const OpCall& call, const OpRule& rule, const OpConte
   OpWork w;
   // QK^T: 2*d per (query, key, head); PV: 2*dv.
   w.flops = 2.0 * h * pairs * (d + dv);
-  OpArg out = q;  // O: like Q with dv
+  OpArg out = q;  // O: an output argument, else like Q with dv
   out.dims.back() = static_cast<int64_t>(dv);
+  if (TensorAt(call, at.out)) out = *ArgAt(call, at.out);
   w.bytes = ArgBytes(q, &w.bytes_known) + ArgBytes(k, &w.bytes_known) +
             ArgBytes(v, &w.bytes_known) + ArgBytes(out, &w.bytes_known);
   w.precision = Precision(q);

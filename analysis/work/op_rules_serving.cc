@@ -100,6 +100,14 @@ constexpr OpRule kRows[] = {
      {.q = 0, .k = 1, .v = 2, .causal = 5}, kBshd,
      "aiter fmha_v3_fwd: mha_fwd's layout (TraceLens perf_model.py _parse_aiter_mha_fwd_args)"},
 
+    // SageAttention's Triton kernels as TorchInductor records them (xDiT on MI300X): Q, K
+    // INT8 and V FP8 [B, H, S, d], their scales, O BF16 at argument 16
+    {"sage_fwd", kPrefix, kind::kAttention, kAttention, {.out = 16, .q = 0, .k = 1, .v = 2}, 0,
+     "SageAttention (arXiv 2410.02367) attn_fwd kernel; layout as recorded on TraceLens's "
+     "xdit_flux.1_aiter_sage capture; FLOPs as the FlashAttention benchmarks"},
+    {"sage_quant_kernel", kPrefix, kind::kMemory, kTriton, {}, 0,
+     "SageAttention's Q/K/V quantisation kernel: each tensor argument once"},
+
     // ---- attention over the step's sequences (kStepAttention) ----
     {"vllm::unified_attention_with_output", kExact, kind::kAttention, kStepAttention,
      {.out = 3, .q = 0, .k = 1, .v = 2}, 0, kStepAttentionSrc},

@@ -113,6 +113,25 @@ TEST(StepAttention, OlderVllmFormTakesKeysEqualToQueries) {
   EXPECT_NE(w.description.find("keys taken equal to queries"), std::string::npos) << w.description;
 }
 
+TEST(SageAttention, Int8QueryAndKeyFp8ValueBf16Output) {
+  // sage_fwd_1 as xDiT's flux capture records it: q, k INT8 and v FP8 [1,24,768,128] (B, H,
+  // S, d), scales, ..., O BF16 [1,24,768,128] at argument 16.
+  std::string dims = "[[1,24,768,128],[1,24,768,128],[1,24,768,128],[],[1,24,3],[1,24,6],[1,24,128]";
+  std::string types = R"(["signed char","signed char","c10::Float8_e4m3fnuz","Scalar","float","float","float")";
+  for (int i = 7; i < 16; ++i) {
+    dims += ",[]";
+    types += R"(,"Scalar")";
+  }
+  dims += ",[1,24,768,128]]";
+  types += R"(,"c10::BFloat16"])";
+  OpWorkResult r = DeriveOpWork(Call("sage_fwd_1", dims, types));
+  ASSERT_EQ(r.outcome, Outcome::kWork) << r.error;
+  EXPECT_DOUBLE_EQ(r.work.flops, 4.0 * 24 * 768 * 768 * 128);
+  const double n = 24.0 * 768 * 128;
+  EXPECT_DOUBLE_EQ(r.work.bytes, n * (1 + 1 + 1) + 2 * n);  // Q, K, V one byte each; O BF16
+  EXPECT_EQ(r.work.precision, "int8");
+}
+
 constexpr const char* kVarlenTypes =
     R"(["c10::BFloat16","c10::BFloat16","c10::BFloat16","int","int","Scalar","Scalar","Scalar","Scalar","Scalar"])";
 
