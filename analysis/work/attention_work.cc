@@ -34,7 +34,9 @@ std::string FitStep(const IterationAnnotation& step, double tokens, bool decode_
   }
   if (decode_only) {
     if (g.sq <= 0) return "the step has no decode tokens";
-    if (tokens < g.sq) return absl::StrFormat("%.0f query rows for the step's %.0f decode tokens", tokens, g.sq);
+    if (tokens < g.sq) {
+      return absl::StrFormat("%.0f query rows for the step's %.0f decode tokens", tokens, g.sq);
+    }
     p->generation = true;
   } else if (tokens == c.sq + g.sq || (tokens > c.sq + g.sq && c.sq + g.sq > 0)) {
     p->context = c.sq > 0;
@@ -47,9 +49,8 @@ std::string FitStep(const IterationAnnotation& step, double tokens, bool decode_
     return absl::StrFormat("%.0f query rows match no part of the step (%.0f context + %.0f decode tokens)",
                            tokens, c.sq, g.sq);
   }
-  if (tokens > (p->context ? c.sq : 0) + (p->generation ? g.sq : 0)) {
-    p->note = absl::StrFormat(", %.0f rows padded", tokens - (p->context ? c.sq : 0) - (p->generation ? g.sq : 0));
-  }
+  const double covered = (p->context ? c.sq : 0) + (p->generation ? g.sq : 0);
+  if (tokens > covered) p->note = absl::StrFormat(", %.0f rows padded", tokens - covered);
   return "";
 }
 

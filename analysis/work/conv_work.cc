@@ -45,7 +45,9 @@ std::string Problem(const OpCall& call, const OpRule& rule, ConvShape* s) {
   std::vector<int64_t> out_dims = {x.dims[0], w.dims[0]};
   for (size_t i = 0; i < sp; ++i) {
     const double in = static_cast<double>(x.dims[2 + i]), r = static_cast<double>(w.dims[2 + i]);
-    if ((*stride)[i] <= 0 || (*pad)[i] < 0 || (*dil)[i] <= 0) return "a stride or dilation of 0, or negative padding";
+    if ((*stride)[i] <= 0 || (*pad)[i] < 0 || (*dil)[i] <= 0) {
+      return "a stride or dilation of 0, or negative padding";
+    }
     // P = floor((H + 2*pad - dil*(R-1) - 1) / stride) + 1 (in doubles: every term is below
     // 2^40, so their sum is exact and cannot overflow)
     const double span = in + 2.0 * static_cast<double>((*pad)[i]) -

@@ -64,7 +64,9 @@ OpWorkResult RopeWork(const OpCall& call, const OpRule& rule, const OpContext&) 
 // New K and V rows read, written into the caches at the cache's dtype; slot indices read.
 OpWorkResult KvStoreWork(const OpCall& call, const OpRule& rule, const OpContext&) {
   const ArgMap& at = rule.at;
-  if (!TensorAt(call, at.k) || !TensorAt(call, at.kc)) return Invalid(call, "needs the new keys and a cache");
+  if (!TensorAt(call, at.k) || !TensorAt(call, at.kc)) {
+    return Invalid(call, "needs the new keys and a cache");
+  }
   bool known = true;
   double bytes = 0;
   // Every argument but the caches read once (new K, V, slot mapping, scales).
