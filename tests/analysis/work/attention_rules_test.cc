@@ -113,6 +113,47 @@ TEST(StepAttention, OlderVllmFormTakesKeysEqualToQueries) {
   EXPECT_NE(w.description.find("keys taken equal to queries"), std::string::npos) << w.description;
 }
 
+TEST(StepAttention, VllmPagedAttentionKeepsItsKvHeadsInDimensionOne) {
+  // paged_attention_v1(out, query [8,32,128], key_cache [blocks, Hkv=8, d/x=16, block=16, x=8],
+  // value_cache [blocks, 8, 128, 16], num_kv_heads, ...); v2 adds exp_sums, max_logits and
+  // tmp_out before the query. 8 sequences, 4000 keys.
+  const IterationAnnotation step = Step("step[DECODE bs=8 g_sq=8 g_sqsq=8 g_sqsk=4000 g_sk=4000]");
+  const double flops = 4.0 * 32 * 4000 * 128;
+  const double bytes = 2.0 * 8 * 32 * 256 + 2.0 * 4000 * 8 * 256;
+  OpWork v1 = Work(Call("_C::paged_attention_v1", "[[8,32,128],[8,32,128],[512,8,16,16,8],[512,8,128,16],[]]",
+                        R"(["c10::BFloat16","c10::BFloat16","c10::BFloat16","c10::BFloat16","Scalar"])"),
+                   step);
+  EXPECT_DOUBLE_EQ(v1.flops, flops);
+  EXPECT_DOUBLE_EQ(v1.bytes, bytes);
+  OpWork v2 = Work(Call("_C::paged_attention_v2",
+                        "[[8,32,128],[8,32,4],[8,32,4],[8,32,4,128],[8,32,128],[512,8,16,16,8],[512,8,128,16],[]]",
+                        R"(["c10::BFloat16","float","float","c10::BFloat16","c10::BFloat16","c10::BFloat16","c10::BFloat16","Scalar"])"),
+                   step);
+  EXPECT_DOUBLE_EQ(v2.flops, flops);
+  EXPECT_DOUBLE_EQ(v2.bytes, bytes);
+  // aiter pa_decode_gluon(q, ?, key_cache [blocks, Hkv, ...], ...) with an FP8 cache.
+  OpWork g = Work(Call("aiter::pa_decode_gluon", "[[8,32,128],[8,32,128],[512,8,16,16,8],[512,8,128,16]]",
+                       R"(["c10::BFloat16","c10::BFloat16","c10::Float8_e4m3fnuz","c10::Float8_e4m3fnuz"])"),
+                  step);
+  EXPECT_DOUBLE_EQ(g.flops, flops);
+  EXPECT_DOUBLE_EQ(g.bytes, 2.0 * 8 * 32 * 256 + 1.0 * 4000 * 8 * 256);
+  // vLLM's unified_attention (no output argument) reads like unified_attention_with_output.
+  OpWork u = Work(Call("vllm::unified_attention", "[[8,32,128],[8,8,128],[8,8,128],[]]",
+                       R"(["c10::BFloat16","c10::BFloat16","c10::BFloat16",""])"),
+                  step);
+  EXPECT_DOUBLE_EQ(u.flops, flops);
+}
+
+TEST(DenseAttention, AiterMhaFwdIsBshdAndCausalAtArgumentFive) {
+  // aiter mha_fwd(q, k, v [2, 1024, 16, 128], dropout_p, softmax_scale, is_causal, ...)
+  OpWorkResult r = DeriveOpWork(Call("aiter::mha_fwd", "[[2,1024,16,128],[2,1024,16,128],[2,1024,16,128],[],[],[]]",
+                                     R"(["c10::BFloat16","c10::BFloat16","c10::BFloat16","Scalar","Scalar","Scalar"])",
+                                     R"(["","","","0.","0.088","True"])"));
+  ASSERT_EQ(r.outcome, Outcome::kWork) << r.error;
+  EXPECT_DOUBLE_EQ(r.work.flops, 4.0 * 2 * 16 * 1024 * 1024 * 128 / 2);
+  EXPECT_DOUBLE_EQ(r.work.bytes, 2.0 * 4 * 2 * 1024 * 16 * 128);
+}
+
 TEST(SageAttention, Int8QueryAndKeyFp8ValueBf16Output) {
   // sage_fwd_1 as xDiT's flux capture records it: q, k INT8 and v FP8 [1,24,768,128] (B, H,
   // S, d), scales, ..., O BF16 [1,24,768,128] at argument 16.
