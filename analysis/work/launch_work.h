@@ -12,6 +12,11 @@
 //    frame named the emit_nvtx way ("aten::mm, seq = 3, sizes = [[...]]"; dtypes from the
 //    kernel name), when its op has a rule (op_work.h).
 //  Kernels run from a CUDA graph carry no work: their context is the graph launch's.
+// The step: attention ops whose key lengths are not in their shapes (op_work.h:
+// kStepAttention, varlen prefill) take the step's sums from the innermost iteration
+// annotation on the stack (iteration_annotation.h: a user annotation such as vLLM's
+// "execute_32_context_0(...)_generation_32(...)"), or from `step` when the caller knows the
+// step another way (a graph replay's step annotation); `step` wins.
 // Which kernel: "the work goes to the kernel that does it". Helper kernels (memsets,
 // fills, split-K reductions, layout conversions, epilogues, combines, routing, activation
 // and quantisation kernels: IsHelperKernel) of a GEMM, convolution, attention or MoE call
@@ -29,6 +34,7 @@
 #include <string>
 #include <string_view>
 
+#include "analysis/work/iteration_annotation.h"
 #include "analysis/work/model_shape.h"
 #include "analysis/work/op_work.h"
 #include "proto/trace.pb.h"
@@ -69,7 +75,8 @@ struct LaunchWorkResult {
 };
 
 LaunchWorkResult ResolveLaunchWork(const proto::LaunchContextStats& tables,
-                                   const proto::LaunchContext& ctx, std::string_view kernel);
+                                   const proto::LaunchContext& ctx, std::string_view kernel,
+                                   const IterationAnnotation* step = nullptr);
 
 // Fills an MoE launch's flops and bytes from the model; an error when the shape does not
 // fit the call (its hidden size differs, the model has no experts).
