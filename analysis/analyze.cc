@@ -159,7 +159,9 @@ std::vector<GroupVerdict> AttributeKernels(const ProfileState& state,
                                            uint64_t* with_metrics) {
   classify::ClassifyOptions co;
   co.known_kernels = options.known_kernels;
-  co.sass = options.sass_stats;
+  for (const sass::SassKernelStats& s : options.sass_stats) {
+    co.sass.push_back({s.name, s.demangled, s.pipe_class, s.detail});
+  }
   classify::Classifier classifier(std::move(co));
   const KernelRowPlan plan = PlanRows(state, classifier);
   const size_t rows = plan.rep_group.size();
