@@ -17,6 +17,7 @@
 #include "analysis/classify/context_rules.h"
 #include "analysis/classify/name_rules.h"
 #include "analysis/devices/device_specs.h"
+#include "analysis/devices/identify.h"
 #include "analysis/occupancy/device_limits.h"
 #include "analysis/occupancy/diagnosis.h"
 #include "analysis/work/roofs.h"
@@ -45,7 +46,18 @@ std::string BaseName(const std::string& path) {
 struct DeviceChoice {
   const devices::DeviceSpec* spec = nullptr;
   bool host_default = false;  // host-CPU trace: the default projection device
+  std::string note;           // how a GPU was identified, or why not (devices/identify.h)
 };
+
+devices::DeviceProperties PropertiesOf(const proto::DeviceInfo& d) {
+  devices::DeviceProperties p;
+  p.name = d.name();
+  p.vendor = d.vendor();
+  p.arch = d.arch();
+  p.sm_count = d.sm_count();
+  p.memory_bytes = d.memory_bytes();
+  return p;
+}
 
 // Step 1: --device, else the first device of the traces that is in the spec table, else (for
 // host-CPU traces, which have no GPU of their own) the default projection device that
@@ -61,11 +73,25 @@ absl::StatusOr<DeviceChoice> ChooseDevice(const ProfileState& state,
     }
     return c;
   }
+  // The first GPU of the traces the table knows, by its name and properties (an unnamed GPU
+  // by its properties alone); the notes of those it could not place say why.
+  std::vector<std::string> notes;
   for (const aggregate::TraceState& t : state.traces) {
     for (const auto& d : t.header.devices()) {
-      if ((c.spec = devices::FindDevice(d.name())) != nullptr) return c;
+      if (d.kind() == "host_cpu") continue;
+      const devices::Identification id = devices::IdentifyDevice(PropertiesOf(d));
+      if (!id.note.empty() &&
+          std::find(notes.begin(), notes.end(), id.note) == notes.end()) {
+        notes.push_back(id.note);
+      }
+      if (id.spec != nullptr) {
+        c.spec = id.spec;
+        c.note = id.note;
+        return c;
+      }
     }
   }
+  c.note = absl::StrJoin(notes, "; ");
   if (state.traces[0].header.provenance() == proto::PROVENANCE_MEASURED_HOST) {
     c.spec = devices::FindDevice(devices::kDefaultProjectionDevice);
     c.host_default = true;
@@ -692,6 +718,7 @@ absl::StatusOr<proto::Profile> AnalyzeState(const ProfileState& state,
   proto::Profile profile;
   profile.set_schema_version(kProfileSchemaVersion);
   DescribeInputs(state, options, &profile);
+  if (!device.note.empty()) profile.add_notes(absl::StrCat("device: ", device.note));
   uint64_t with_metrics = 0;
   const std::vector<GroupVerdict> verdicts = AttributeKernels(state, options, &with_metrics);
   // Occupancy limits for launches whose device the traces do not describe: --device's.
