@@ -16,6 +16,7 @@
 #include "analysis/ceilings/role_ceilings.h"
 #include "analysis/classify/context_rules.h"
 #include "analysis/classify/name_rules.h"
+#include "analysis/classify/rate_evidence.h"
 #include "analysis/devices/device_specs.h"
 #include "analysis/devices/identify.h"
 #include "analysis/occupancy/device_limits.h"
@@ -180,8 +181,41 @@ KernelRowPlan PlanRows(const ProfileState& state, const classify::Classifier& cl
 // Step 3b: one attribution per kernel row, from its first launch with the time-weighted mean
 // of the measured tensor-pipe share over all its launches, and the launch-context verdict of
 // that first launch.
+// The work from shapes of each kernel row's launches, for the rate evidence
+// (classify/rate_evidence.h): FLOPs and time of the launches that carry work, and whether
+// any of it is narrower than 32 bits (or of unknown precision).
+std::vector<classify::RowWork> RowWorks(const ProfileState& state, const KernelRowPlan& plan,
+                                        const work::ModelShape* shape) {
+  std::vector<classify::RowWork> rows(plan.rep_group.size());
+  for (classify::RowWork& r : rows) r.sub_word = false;
+  std::vector<double> best(rows.size(), -1);
+  for (size_t i = 0; i < state.groups.size(); ++i) {
+    classify::RowWork& r = rows[plan.row_of_group[i]];
+    const aggregate::GroupWork w = aggregate::WorkOfGroup(state.groups[i], shape);
+    for (const aggregate::GroupWork::Entry& e : w.entries) {
+      if (!e.pipe.empty() || e.flops <= 0) continue;  // registry work models: not from shapes
+      r.flops += e.flops * static_cast<double>(e.launches);
+      r.time_ns += e.time_ns;
+      r.launches += e.launches;
+      // Conservative: one narrow (or unknown) part gives the whole row the higher roof.
+      r.sub_word |= !(e.precision == "fp32" || e.precision == "tf32" || e.precision == "fp64");
+    }
+    if (w.from_shapes || w.from_model) {
+      if (w.time_ns > best[plan.row_of_group[i]]) {
+        best[plan.row_of_group[i]] = w.time_ns;
+        r.source = w.source;
+      }
+    }
+  }
+  for (classify::RowWork& r : rows) {
+    if (r.launches == 0) r.sub_word = true;
+  }
+  return rows;
+}
+
 std::vector<GroupVerdict> AttributeKernels(const ProfileState& state,
                                            const AnalyzeOptions& options,
+                                           const devices::DeviceSpec* device,
                                            uint64_t* with_metrics) {
   classify::ClassifyOptions co;
   co.known_kernels = options.known_kernels;
@@ -191,6 +225,11 @@ std::vector<GroupVerdict> AttributeKernels(const ProfileState& state,
   classify::Classifier classifier(std::move(co));
   const KernelRowPlan plan = PlanRows(state, classifier);
   const size_t rows = plan.rep_group.size();
+  const std::vector<classify::RowWork> row_works =
+      device != nullptr
+          ? RowWorks(state, plan,
+                     options.model && options.model->shape ? &*options.model->shape : nullptr)
+          : std::vector<classify::RowWork>();
   // The metrics representative and the tensor-pipe sums over each row's groups.
   std::vector<const KernelGroup*> metrics_rep(rows, nullptr);
   std::vector<double> tp_sum(rows, 0), tp_weight(rows, 0);
@@ -220,6 +259,7 @@ std::vector<GroupVerdict> AttributeKernels(const ProfileState& state,
                                                              : nullptr;
     proto::Attribution& a = by_row[r].attribution;
     a = classifier.Classify(rep, g.name, context);
+    if (device != nullptr) classify::ApplyRateEvidence(row_works[r], *device, &a);
     // Nothing from a modelled trace is measured or registry: its times come from the model,
     // whatever matched the name (the class and role may still come from that match).
     if (state.traces[g.rep_key.trace].header.provenance() == proto::PROVENANCE_MODELLED &&
@@ -691,6 +731,39 @@ void WarnSpanBeyondJson(proto::Profile* profile) {
                        span, static_cast<double>(span) / 86400e9));
 }
 
+// The headline names class "other" when it holds more than this share of kernel time: above
+// it the tensor/SIMT split a user reads first leaves out enough time to change a decision
+// (the issue that asked for it set 5%, the share below which every public trace we read
+// could be brought).
+constexpr double kOtherHeadlineShare = 0.05;
+constexpr int kOtherHeadlineNames = 5;
+
+void HeadlineOtherClass(proto::Profile* profile) {
+  const uint64_t total = profile->totals().kernel_time_ns();
+  uint64_t other = 0;
+  uint32_t rows = 0;
+  for (const proto::KernelRow& k : profile->kernels()) {
+    if (k.class_() != pipe::kOther) continue;
+    other += k.time_ns();
+    ++rows;
+  }
+  const double share = total ? static_cast<double>(other) / static_cast<double>(total) : 0;
+  if (share <= kOtherHeadlineShare) return;
+  proto::OtherClassShare* o = profile->mutable_other_class();
+  o->set_share(share);
+  o->set_time_ns(other);
+  o->set_kernel_rows(rows);
+  // Kernel rows are sorted by time: the first rows of class other are the largest.
+  for (const proto::KernelRow& k : profile->kernels()) {
+    if (k.class_() != pipe::kOther) continue;
+    if (o->top_size() >= kOtherHeadlineNames) break;
+    proto::OtherKernel* t = o->add_top();
+    t->set_name(k.name());
+    t->set_share(k.share());
+    t->set_evidence(k.evidence());
+  }
+}
+
 void WarnUnknownKernels(proto::Profile* profile) {
   uint64_t unknown_time = 0;
   for (const auto& k : profile->kernels()) {
@@ -720,7 +793,9 @@ absl::StatusOr<proto::Profile> AnalyzeState(const ProfileState& state,
   DescribeInputs(state, options, &profile);
   if (!device.note.empty()) profile.add_notes(absl::StrCat("device: ", device.note));
   uint64_t with_metrics = 0;
-  const std::vector<GroupVerdict> verdicts = AttributeKernels(state, options, &with_metrics);
+  // The rate evidence needs a GPU's roofs and GPU times: not for host-CPU traces.
+  const std::vector<GroupVerdict> verdicts =
+      AttributeKernels(state, options, device.host_default ? nullptr : device.spec, &with_metrics);
   // Occupancy limits for launches whose device the traces do not describe: --device's.
   std::optional<occupancy::DeviceLimits> fallback_limits;
   if (!options.device.empty() && device.spec != nullptr) {
@@ -746,6 +821,7 @@ absl::StatusOr<proto::Profile> AnalyzeState(const ProfileState& state,
   WarnCommSplit(state, verdicts, &profile);
   WarnWork(state, options, &profile);
   WarnUnknownKernels(&profile);
+  HeadlineOtherClass(&profile);
   WarnSpanBeyondJson(&profile);
   return profile;
 }

@@ -129,7 +129,8 @@ std::string FoldStepNumbers(const std::string& text) {
 
 std::string VerdictKey(const classify::ContextVerdict& v) {
   return absl::StrCat(v.role, "\x1f", v.format, "\x1f", v.frame, "\x1f", v.frame_kind, "\x1f",
-                      v.rule, "\x1f", v.why, "\x1f", v.weak ? "w" : "s", "\x1f", v.innermost);
+                      v.rule, "\x1f", v.why, "\x1f", v.weak ? "w" : "s", v.gemm_op ? "g" : "",
+                      "\x1f", v.innermost);
 }
 
 // The verdict of one stack of a trace's tables.
@@ -138,7 +139,7 @@ classify::ContextVerdict StackVerdict(const proto::LaunchContextStats& t, int st
   for (uint32_t f : t.stacks(stack).frames()) {
     if (f >= static_cast<uint32_t>(t.frames_size())) continue;
     const proto::LaunchFrame& fr = t.frames(static_cast<int>(f));
-    frames.push_back({fr.name(), fr.kind()});
+    frames.push_back({fr.name(), fr.kind(), !fr.input_dims().empty()});
   }
   return classify::MatchContext(frames);
 }
