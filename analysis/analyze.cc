@@ -12,13 +12,14 @@
 #include "absl/strings/str_join.h"
 #include "analysis/aggregate/group_work.h"
 #include "analysis/aggregate/tables.h"
+#include "analysis/other_class.h"
 #include "analysis/ceilings/comm_diagnosis.h"
 #include "analysis/ceilings/role_ceilings.h"
 #include "analysis/classify/context_rules.h"
 #include "analysis/classify/name_rules.h"
 #include "analysis/classify/rate_evidence.h"
+#include "analysis/device_choice.h"
 #include "analysis/devices/device_specs.h"
-#include "analysis/devices/identify.h"
 #include "analysis/occupancy/device_limits.h"
 #include "analysis/occupancy/diagnosis.h"
 #include "analysis/work/roofs.h"
@@ -41,63 +42,6 @@ void Warn(proto::Profile* p, const std::string& code, const std::string& message
 std::string BaseName(const std::string& path) {
   size_t slash = path.find_last_of('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-// The GPU the rooflines describe, and why that one.
-struct DeviceChoice {
-  const devices::DeviceSpec* spec = nullptr;
-  bool host_default = false;  // host-CPU trace: the default projection device
-  std::string note;           // how a GPU was identified, or why not (devices/identify.h)
-};
-
-devices::DeviceProperties PropertiesOf(const proto::DeviceInfo& d) {
-  devices::DeviceProperties p;
-  p.name = d.name();
-  p.vendor = d.vendor();
-  p.arch = d.arch();
-  p.sm_count = d.sm_count();
-  p.memory_bytes = d.memory_bytes();
-  return p;
-}
-
-// Step 1: --device, else the first device of the traces that is in the spec table, else (for
-// host-CPU traces, which have no GPU of their own) the default projection device that
-// `qprof run` models onto.
-absl::StatusOr<DeviceChoice> ChooseDevice(const ProfileState& state,
-                                          const AnalyzeOptions& options) {
-  DeviceChoice c;
-  if (!options.device.empty()) {
-    c.spec = devices::FindDevice(options.device);
-    if (!c.spec) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--device ", options.device, ": not in the spec table (see `qprof devices`)"));
-    }
-    return c;
-  }
-  // The first GPU of the traces the table knows, by its name and properties (an unnamed GPU
-  // by its properties alone); the notes of those it could not place say why.
-  std::vector<std::string> notes;
-  for (const aggregate::TraceState& t : state.traces) {
-    for (const auto& d : t.header.devices()) {
-      if (d.kind() == "host_cpu") continue;
-      const devices::Identification id = devices::IdentifyDevice(PropertiesOf(d));
-      if (!id.note.empty() &&
-          std::find(notes.begin(), notes.end(), id.note) == notes.end()) {
-        notes.push_back(id.note);
-      }
-      if (id.spec != nullptr) {
-        c.spec = id.spec;
-        c.note = id.note;
-        return c;
-      }
-    }
-  }
-  c.note = absl::StrJoin(notes, "; ");
-  if (state.traces[0].header.provenance() == proto::PROVENANCE_MEASURED_HOST) {
-    c.spec = devices::FindDevice(devices::kDefaultProjectionDevice);
-    c.host_default = true;
-  }
-  return c;
 }
 
 // Step 2: sources, run information and the provenance of the totals.
@@ -729,39 +673,6 @@ void WarnSpanBeyondJson(proto::Profile* profile) {
                        "exact in the JSON report, but a reader that parses numbers as doubles "
                        "rounds them; the timestamps likely mix two clocks",
                        span, static_cast<double>(span) / 86400e9));
-}
-
-// The headline names class "other" when it holds more than this share of kernel time: above
-// it the tensor/SIMT split a user reads first leaves out enough time to change a decision
-// (the issue that asked for it set 5%, the share below which every public trace we read
-// could be brought).
-constexpr double kOtherHeadlineShare = 0.05;
-constexpr int kOtherHeadlineNames = 5;
-
-void HeadlineOtherClass(proto::Profile* profile) {
-  const uint64_t total = profile->totals().kernel_time_ns();
-  uint64_t other = 0;
-  uint32_t rows = 0;
-  for (const proto::KernelRow& k : profile->kernels()) {
-    if (k.class_() != pipe::kOther) continue;
-    other += k.time_ns();
-    ++rows;
-  }
-  const double share = total ? static_cast<double>(other) / static_cast<double>(total) : 0;
-  if (share <= kOtherHeadlineShare) return;
-  proto::OtherClassShare* o = profile->mutable_other_class();
-  o->set_share(share);
-  o->set_time_ns(other);
-  o->set_kernel_rows(rows);
-  // Kernel rows are sorted by time: the first rows of class other are the largest.
-  for (const proto::KernelRow& k : profile->kernels()) {
-    if (k.class_() != pipe::kOther) continue;
-    if (o->top_size() >= kOtherHeadlineNames) break;
-    proto::OtherKernel* t = o->add_top();
-    t->set_name(k.name());
-    t->set_share(k.share());
-    t->set_evidence(k.evidence());
-  }
 }
 
 void WarnUnknownKernels(proto::Profile* profile) {

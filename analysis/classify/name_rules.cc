@@ -18,13 +18,15 @@ const std::vector<NameRule>& NameRules() {
   static const auto* rules = new std::vector<NameRule>{
       // ---- 0. generated kernels: names that list the ops fused into them ------------
       // Inductor names a Triton kernel after the ops it fused, so its name can hold any
-      // family's word ("flash", "all_reduce", "moe", "fmha"): these rows come before every
-      // row that reads a word, and the role is the launch context's to refine.
-      {"triton_poi_*", "simt", "elementwise",
+      // family's word ("flash", "all_reduce", "moe", "fmha"): the class comes from these rows,
+      // before every row that reads a word. The words still name the ops it fused, so the
+      // role rows below may read them ("moe_forward": part of the MoE layer); a kernel whose
+      // words name no role is elementwise (section 6), and the launch context refines it.
+      {"triton_poi_*", "simt", "",
        "Inductor pointwise Triton kernel (its name lists the fused ops, not a kernel family)"},
-      {"triton_red_*", "simt", "elementwise",
+      {"triton_red_*", "simt", "",
        "Inductor reduction Triton kernel (its name lists the fused ops, not a kernel family)"},
-      {"triton_per_*", "simt", "elementwise",
+      {"triton_per_*", "simt", "",
        "Inductor persistent-reduction Triton kernel (its name lists the fused ops)"},
       {"triton_tem_fused_*mm*", "tensor", "gemm.dense", "Inductor Triton template matmul (tl.dot)"},
       // ---- 0. kernel families of the serving stacks (class and role) ---------------
@@ -439,6 +441,9 @@ const std::vector<NameRule>& NameRules() {
       {"*matmul*", "", "gemm.dense", "matmul (pipe not told by the name)"},
       {"*conv*", "", "gemm.dense", "convolution (implicit GEMM)"},
       {"*copy*", "", "memory", "copy"},
+      {"triton_poi_*", "", "elementwise", "Inductor pointwise Triton kernel"},
+      {"triton_red_*", "", "elementwise", "Inductor reduction Triton kernel"},
+      {"triton_per_*", "", "elementwise", "Inductor persistent-reduction Triton kernel"},
       {"*silu*", "", "elementwise", "SiLU"},
       {"*gelu*", "", "elementwise", "GELU"},
       {"*rope_*", "", "elementwise", "rotary embedding"},

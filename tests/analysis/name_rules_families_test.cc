@@ -165,10 +165,13 @@ TEST(FamilyNameRules, FalseFriendsOfFlash) {
          "tensor", "attn.dense", "bf16"});
   // real (SGLang): index preparation for FlashInfer
   Check({"create_flashinfer_kv_indices_triton", "simt", "attn.dense", "unknown"});
-  // real (Inductor): a pointwise kernel fused around SDPA
-  Check({"triton_poi_fused__scaled_dot_product_flash_attention_cat_transpose_view_10", "simt", "elementwise", "unknown"});
+  // real (Inductor): kernels fused around SDPA: CUDA-core work; the ops they fused are
+  // attention's, which the role may read
+  Check({"triton_poi_fused__scaled_dot_product_flash_attention_cat_transpose_view_10", "simt", "attn.dense", "unknown"});
   Check({"triton_red_fused__to_copy_add_addmm_as_strided_fmha_v3_fwd_mean_mul_neg_pow_rsqrt_stack_unbind_unsqueeze_view_24",
-         "simt", "elementwise", "unknown"});
+         "simt", "attn.dense", "unknown"});
+  // real (vLLM on MI300X): a pad fused inside moe_forward: SIMT, part of the MoE layer
+  Check({"triton_poi_fused_constant_pad_nd_moe_forward_0", "simt", "moe.experts", "unknown"});
 }
 
 TEST(FamilyNameRules, FalseFriendsOfCollectivesAndTensorOps) {
