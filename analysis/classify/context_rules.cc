@@ -83,6 +83,9 @@ const std::vector<ContextRule>& ContextRules() {
       {"*group_norm*", "norm", false, "GroupNorm"},
       {"*batchnorm*", "norm", false, "BatchNorm"},
       {"*batch_norm*", "norm", false, "BatchNorm"},
+      // Up- and down-sampling layers (diffusers' upsampling.py, Upsample2D) resize images.
+      {"*upsampl*", "elementwise", false, "upsampling layer (resizes images, not token sampling)"},
+      {"*downsampl*", "elementwise", false, "downsampling layer (resizes images, not token sampling)"},
       {"*sampler*", "sampling", false, "token sampler"},
       {"*sampling*", "sampling", false, "token sampling"},
       {"*multinomial*", "sampling", false, "multinomial sampling"},

@@ -280,6 +280,9 @@ const std::vector<NameRule>& NameRules() {
       {"*embedding*", "", "embedding", "embedding lookup"},
       {"*index_select*", "", "embedding", "index select (gather)"},
       {"*indexselect*", "", "embedding", "index select (gather)"},
+      // Up- and down-sampling of images and features is no token sampling.
+      {"*upsampl*", "", "elementwise", "upsampling (image or feature resize)"},
+      {"*downsampl*", "", "elementwise", "downsampling (image or feature resize)"},
       {"*sampling*", "", "sampling", "token sampling"},
       {"*sampler*", "", "sampling", "token sampler"},
       {"*argmax*", "", "sampling", "greedy sampling (argmax)"},
@@ -436,14 +439,16 @@ const std::vector<NameRule>& NameRules() {
       // run on CUDA cores (copies, fills and gathers matched above as memory).
       {"at::native::*", "simt", "elementwise", "PyTorch ATen native kernel (CUDA cores)"},
       // ---- 6. role-only fallbacks ----------------------------------------------------
+      // Inductor kernels whose fused ops named no role above: elementwise, before the
+      // generic words below ("_to_copy" is a dtype cast, "addmm" a GEMM's epilogue).
+      {"triton_poi_*", "", "elementwise", "Inductor pointwise Triton kernel"},
+      {"triton_red_*", "", "elementwise", "Inductor reduction Triton kernel"},
+      {"triton_per_*", "", "elementwise", "Inductor persistent-reduction Triton kernel"},
       {"*gemm*", "", "gemm.dense", "GEMM (pipe not told by the name)"},
       {"*gemv*", "", "gemm.dense", "GEMV (pipe not told by the name)"},
       {"*matmul*", "", "gemm.dense", "matmul (pipe not told by the name)"},
       {"*conv*", "", "gemm.dense", "convolution (implicit GEMM)"},
       {"*copy*", "", "memory", "copy"},
-      {"triton_poi_*", "", "elementwise", "Inductor pointwise Triton kernel"},
-      {"triton_red_*", "", "elementwise", "Inductor reduction Triton kernel"},
-      {"triton_per_*", "", "elementwise", "Inductor persistent-reduction Triton kernel"},
       {"*silu*", "", "elementwise", "SiLU"},
       {"*gelu*", "", "elementwise", "GELU"},
       {"*rope_*", "", "elementwise", "rotary embedding"},

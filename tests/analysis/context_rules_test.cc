@@ -53,6 +53,10 @@ TEST(ContextRules, EmitNvtxNamesAndPythonFrames) {
   EXPECT_EQ(v.role, "embedding");
   v = MatchContext(F({"nccl:all_reduce"}));
   EXPECT_EQ(v.role, "comm");
+  // diffusers' upsampling layer resizes images: no token sampling.
+  v = MatchContext(F({"diffusers/models/upsampling.py(180): forward", "aten::upsample_nearest2d"},
+                     "python_function"));
+  EXPECT_EQ(v.role, "elementwise");
 }
 
 // Op identity before context. The stacks are vLLM's LM head as the B200 gpt-oss trace

@@ -172,6 +172,9 @@ TEST(FamilyNameRules, FalseFriendsOfFlash) {
          "simt", "attn.dense", "unknown"});
   // real (vLLM on MI300X): a pad fused inside moe_forward: SIMT, part of the MoE layer
   Check({"triton_poi_fused_constant_pad_nd_moe_forward_0", "simt", "moe.experts", "unknown"});
+  // real (SD-3.5 / Flux): "_to_copy" is a dtype cast and "addmm" a GEMM's epilogue fused
+  // in: elementwise work, not a copy kernel's role
+  Check({"triton_per_fused__to_copy_addmm_mean_pow_view_7", "simt", "elementwise", "unknown"});
 }
 
 TEST(FamilyNameRules, FalseFriendsOfCollectivesAndTensorOps) {
