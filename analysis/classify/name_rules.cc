@@ -481,6 +481,9 @@ const std::vector<FormatRule>& FormatRules() {
       {"*qgmma*", "fp8"},
       {"*bf16*", "bf16"},
       {"*bfloat16*", "bf16"},
+      // std::bfloat16_t in an Itanium-mangled name the demangler could not read (C++23's
+      // DF16b is newer than some libstdc++ demanglers).
+      {"_z*df16b*", "bf16"},
       {"*fp16*", "fp16"},
       {"*_f16*", "fp16"},
       {"*half*", "fp16"},

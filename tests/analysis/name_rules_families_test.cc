@@ -68,6 +68,10 @@ TEST(FamilyNameRules, ComposableKernelAndRocprim) {
          "tensor", "gemm.dense", "unknown"});
   Check({"void rocprim::ROCPRIM_400400_NS::detail::init_lookback_scan_state_kernel<rocprim::ROCPRIM_400400_NS::detail::lookback_scan_state<unsigned long, false, true> >(int)",
          "simt", "other", "unknown"});  // real prefix
+  // real (SGLang on MI300X, xDiT): aiter's CK-based attention and its fused add-RMSNorm
+  Check({"aiter::fmha_fwd_hd128_bf16_rtz", "tensor", "attn.dense", "bf16"});
+  Check({"_ZN5aiter24add_rmsnorm_quant_kernelIDF16bDF16bLi256ELi16ELb0ELb0ELb1ELi1EEEvPT0_PT_PfS4_S4_S4_diiiiiiib",
+         "simt", "norm", "bf16"});
 }
 
 // PyTorch's batch and group norm kernels and the at::native fallback (MI210, normalisation
