@@ -12,10 +12,13 @@
 #include "absl/strings/str_join.h"
 #include "analysis/aggregate/group_work.h"
 #include "analysis/aggregate/tables.h"
+#include "analysis/other_class.h"
 #include "analysis/ceilings/comm_diagnosis.h"
 #include "analysis/ceilings/role_ceilings.h"
 #include "analysis/classify/context_rules.h"
 #include "analysis/classify/name_rules.h"
+#include "analysis/classify/rate_evidence.h"
+#include "analysis/device_choice.h"
 #include "analysis/devices/device_specs.h"
 #include "analysis/occupancy/device_limits.h"
 #include "analysis/occupancy/diagnosis.h"
@@ -39,38 +42,6 @@ void Warn(proto::Profile* p, const std::string& code, const std::string& message
 std::string BaseName(const std::string& path) {
   size_t slash = path.find_last_of('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-// The GPU the rooflines describe, and why that one.
-struct DeviceChoice {
-  const devices::DeviceSpec* spec = nullptr;
-  bool host_default = false;  // host-CPU trace: the default projection device
-};
-
-// Step 1: --device, else the first device of the traces that is in the spec table, else (for
-// host-CPU traces, which have no GPU of their own) the default projection device that
-// `qprof run` models onto.
-absl::StatusOr<DeviceChoice> ChooseDevice(const ProfileState& state,
-                                          const AnalyzeOptions& options) {
-  DeviceChoice c;
-  if (!options.device.empty()) {
-    c.spec = devices::FindDevice(options.device);
-    if (!c.spec) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--device ", options.device, ": not in the spec table (see `qprof devices`)"));
-    }
-    return c;
-  }
-  for (const aggregate::TraceState& t : state.traces) {
-    for (const auto& d : t.header.devices()) {
-      if ((c.spec = devices::FindDevice(d.name())) != nullptr) return c;
-    }
-  }
-  if (state.traces[0].header.provenance() == proto::PROVENANCE_MEASURED_HOST) {
-    c.spec = devices::FindDevice(devices::kDefaultProjectionDevice);
-    c.host_default = true;
-  }
-  return c;
 }
 
 // Step 2: sources, run information and the provenance of the totals.
@@ -154,15 +125,55 @@ KernelRowPlan PlanRows(const ProfileState& state, const classify::Classifier& cl
 // Step 3b: one attribution per kernel row, from its first launch with the time-weighted mean
 // of the measured tensor-pipe share over all its launches, and the launch-context verdict of
 // that first launch.
+// The work from shapes of each kernel row's launches, for the rate evidence
+// (classify/rate_evidence.h): FLOPs and time of the launches that carry work, and whether
+// any of it is narrower than 32 bits (or of unknown precision).
+std::vector<classify::RowWork> RowWorks(const ProfileState& state, const KernelRowPlan& plan,
+                                        const work::ModelShape* shape) {
+  std::vector<classify::RowWork> rows(plan.rep_group.size());
+  for (classify::RowWork& r : rows) r.sub_word = false;
+  std::vector<double> best(rows.size(), -1);
+  for (size_t i = 0; i < state.groups.size(); ++i) {
+    classify::RowWork& r = rows[plan.row_of_group[i]];
+    const aggregate::GroupWork w = aggregate::WorkOfGroup(state.groups[i], shape);
+    for (const aggregate::GroupWork::Entry& e : w.entries) {
+      if (!e.pipe.empty() || e.flops <= 0) continue;  // registry work models: not from shapes
+      r.flops += e.flops * static_cast<double>(e.launches);
+      r.time_ns += e.time_ns;
+      r.launches += e.launches;
+      // Conservative: one narrow (or unknown) part gives the whole row the higher roof.
+      r.sub_word |= !(e.precision == "fp32" || e.precision == "tf32" || e.precision == "fp64");
+    }
+    if (w.from_shapes || w.from_model) {
+      if (w.time_ns > best[plan.row_of_group[i]]) {
+        best[plan.row_of_group[i]] = w.time_ns;
+        r.source = w.source;
+      }
+    }
+  }
+  for (classify::RowWork& r : rows) {
+    if (r.launches == 0) r.sub_word = true;
+  }
+  return rows;
+}
+
 std::vector<GroupVerdict> AttributeKernels(const ProfileState& state,
                                            const AnalyzeOptions& options,
+                                           const devices::DeviceSpec* device,
                                            uint64_t* with_metrics) {
   classify::ClassifyOptions co;
   co.known_kernels = options.known_kernels;
-  co.sass = options.sass_stats;
+  for (const sass::SassKernelStats& s : options.sass_stats) {
+    co.sass.push_back({s.name, s.demangled, s.pipe_class, s.detail});
+  }
   classify::Classifier classifier(std::move(co));
   const KernelRowPlan plan = PlanRows(state, classifier);
   const size_t rows = plan.rep_group.size();
+  const std::vector<classify::RowWork> row_works =
+      device != nullptr
+          ? RowWorks(state, plan,
+                     options.model && options.model->shape ? &*options.model->shape : nullptr)
+          : std::vector<classify::RowWork>();
   // The metrics representative and the tensor-pipe sums over each row's groups.
   std::vector<const KernelGroup*> metrics_rep(rows, nullptr);
   std::vector<double> tp_sum(rows, 0), tp_weight(rows, 0);
@@ -192,6 +203,7 @@ std::vector<GroupVerdict> AttributeKernels(const ProfileState& state,
                                                              : nullptr;
     proto::Attribution& a = by_row[r].attribution;
     a = classifier.Classify(rep, g.name, context);
+    if (device != nullptr) classify::ApplyRateEvidence(row_works[r], *device, &a);
     // Nothing from a modelled trace is measured or registry: its times come from the model,
     // whatever matched the name (the class and role may still come from that match).
     if (state.traces[g.rep_key.trace].header.provenance() == proto::PROVENANCE_MODELLED &&
@@ -690,8 +702,11 @@ absl::StatusOr<proto::Profile> AnalyzeState(const ProfileState& state,
   proto::Profile profile;
   profile.set_schema_version(kProfileSchemaVersion);
   DescribeInputs(state, options, &profile);
+  if (!device.note.empty()) profile.add_notes(absl::StrCat("device: ", device.note));
   uint64_t with_metrics = 0;
-  const std::vector<GroupVerdict> verdicts = AttributeKernels(state, options, &with_metrics);
+  // The rate evidence needs a GPU's roofs and GPU times: not for host-CPU traces.
+  const std::vector<GroupVerdict> verdicts =
+      AttributeKernels(state, options, device.host_default ? nullptr : device.spec, &with_metrics);
   // Occupancy limits for launches whose device the traces do not describe: --device's.
   std::optional<occupancy::DeviceLimits> fallback_limits;
   if (!options.device.empty() && device.spec != nullptr) {
@@ -717,6 +732,7 @@ absl::StatusOr<proto::Profile> AnalyzeState(const ProfileState& state,
   WarnCommSplit(state, verdicts, &profile);
   WarnWork(state, options, &profile);
   WarnUnknownKernels(&profile);
+  HeadlineOtherClass(&profile);
   WarnSpanBeyondJson(&profile);
   return profile;
 }

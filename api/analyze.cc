@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "analysis/aggregate/kernel_name.h"
+#include "analysis/names/kernel_name.h"
 #include "analysis/aggregate/partial.h"
 #include "analysis/ceilings/ceilings.h"
 #include "analysis/importers/import.h"
@@ -63,7 +63,7 @@ void AttributeForPerfetto(const proto::Profile& profile, std::vector<proto::Trac
       const std::string& raw = a.name().empty() ? a.mangled_name() : a.name();
       auto it = by_raw.find(raw);
       if (it == by_raw.end()) {
-        auto row = rows.find(aggregate::NormaliseKernelName(raw));
+        auto row = rows.find(names::NormaliseKernelName(raw));
         it = by_raw.emplace(raw, row == rows.end() ? nullptr : row->second).first;
       }
       const proto::KernelRow* row = it->second;

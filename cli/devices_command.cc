@@ -28,10 +28,17 @@ void PrintDevices(bool sources) {
                Rate(d.fp6_tensor_tflops), Rate(d.fp4_tensor_tflops), d.interconnect,
                d.interconnect_gbps.value);
   }
-  fmt::print("TFLOPS are dense (no sparsity); FP16 tensor rates equal BF16 on every device here; "
+  // FP16 has no column: it equals BF16 except where a chip has one and not the other.
+  std::string fp16;
+  for (const auto& d : api::DeviceTable()) {
+    if (d.fp16_tensor_tflops.value == d.bf16_tensor_tflops.value) continue;
+    fp16 += fmt::format("{}{} {:g}", fp16.empty() ? "" : ", ", d.key, d.fp16_tensor_tflops.value);
+  }
+  fmt::print("TFLOPS are dense (no sparsity); FP16 tensor rates equal BF16 {}; "
              "'-' = no such path or no published figure (--sources says which). AMD: SMs are "
              "compute units, tensor rates matrix cores. Names: the keys above, their aliases and "
-             "the names traces report.\n");
+             "the names traces report.\n",
+             fp16.empty() ? "on every device here" : "except FP16 " + fp16 + " (no BF16 path)");
   if (!sources) {
     fmt::print("Run `qprof devices --sources` for the source of every figure.\n");
     return;

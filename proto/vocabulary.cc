@@ -5,9 +5,10 @@
 namespace qprof {
 
 int evidence::Rank(std::string_view e) {
-  if (e == kMeasured) return 6;
-  if (e == kSass) return 5;
-  if (e == kRegistry) return 4;
+  if (e == kMeasured) return 7;
+  if (e == kSass) return 6;
+  if (e == kRegistry) return 5;
+  if (e == kWorkRate) return 4;
   if (e == kLaunchContext) return 3;
   if (e == kNameRule) return 2;
   if (e == kModelled) return 1;

@@ -63,15 +63,18 @@ inline constexpr std::string_view kInt4 = "int4";
 inline constexpr std::string_view kUnknown = "unknown";
 }  // namespace format
 
-// Evidence, in order of trust (DESIGN.md): measured > sass > registry > launch_context >
-// name_rule > unknown. launch_context decides roles only (the frame a kernel was launched
-// from, analysis/classify/context_rules.h); pipe classes never come from it.
+// Evidence, in order of trust (DESIGN.md): measured > sass > registry > work_rate >
+// launch_context > name_rule > unknown. launch_context decides roles only (the frame a kernel
+// was launched from, analysis/classify/context_rules.h); pipe classes never come from it.
+// work_rate decides the class only: a kernel whose achieved FLOP rate from its op's shapes is
+// above the most the device reaches without tensor/matrix cores runs on them.
 namespace evidence {
 inline constexpr std::string_view kMeasured = "measured";
 inline constexpr std::string_view kSass = "sass";
 inline constexpr std::string_view kRegistry = "registry";
 inline constexpr std::string_view kLaunchContext = "launch_context";
 inline constexpr std::string_view kNameRule = "name_rule";
+inline constexpr std::string_view kWorkRate = "work_rate";
 inline constexpr std::string_view kModelled = "modelled";
 inline constexpr std::string_view kUnknown = "unknown";
 // Higher is more trusted; unknown strings rank lowest.

@@ -6,7 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "analysis/aggregate/kernel_name.h"
+#include "analysis/names/kernel_name.h"
 #include "proto/vocabulary.h"
 
 namespace qprof::aggregate {
@@ -129,7 +129,8 @@ std::string FoldStepNumbers(const std::string& text) {
 
 std::string VerdictKey(const classify::ContextVerdict& v) {
   return absl::StrCat(v.role, "\x1f", v.format, "\x1f", v.frame, "\x1f", v.frame_kind, "\x1f",
-                      v.rule, "\x1f", v.why, "\x1f", v.weak ? "w" : "s", "\x1f", v.innermost);
+                      v.rule, "\x1f", v.why, "\x1f", v.weak ? "w" : "s", v.gemm_op ? "g" : "",
+                      "\x1f", v.innermost);
 }
 
 // The verdict of one stack of a trace's tables.
@@ -138,7 +139,7 @@ classify::ContextVerdict StackVerdict(const proto::LaunchContextStats& t, int st
   for (uint32_t f : t.stacks(stack).frames()) {
     if (f >= static_cast<uint32_t>(t.frames_size())) continue;
     const proto::LaunchFrame& fr = t.frames(static_cast<int>(f));
-    frames.push_back({fr.name(), fr.kind()});
+    frames.push_back({fr.name(), fr.kind(), !fr.input_dims().empty()});
   }
   return classify::MatchContext(frames);
 }
@@ -238,8 +239,8 @@ uint32_t ProfileState::ContextFor(const classify::ContextVerdict& v) {
   // (FoldStepNumbers, FoldModuleInstances): the frames, the display text and so the key
   // never carry the number.
   classify::ContextVerdict folded = v;
-  folded.frame = FoldModuleInstances(FoldStepNumbers(v.frame));
-  folded.innermost = FoldModuleInstances(FoldStepNumbers(v.innermost));
+  folded.frame = names::FoldModuleInstances(FoldStepNumbers(v.frame));
+  folded.innermost = names::FoldModuleInstances(FoldStepNumbers(v.innermost));
   auto [it, inserted] =
       context_index_.emplace(VerdictKey(folded), static_cast<uint32_t>(contexts.size() + 1));
   if (inserted) contexts.push_back(std::move(folded));
@@ -467,7 +468,7 @@ KernelGroup& TraceAccumulator::GroupOf(const proto::Activity& a) {
   }
   auto it = name_cache_.find(raw);
   if (it == name_cache_.end()) {
-    std::string n = NormaliseKernelName(raw);
+    std::string n = names::NormaliseKernelName(raw);
     if (n.empty()) n = "(unnamed kernel)";
     if (name_cache_.size() >= kMaxCacheEntries) {
       name_cache_.clear();
@@ -544,7 +545,7 @@ const TraceAccumulator::PathInfo& TraceAccumulator::PathOf(const std::string& nv
   auto it = path_cache_.find(nvtx_path);
   if (it == path_cache_.end()) {
     if (path_cache_.size() >= kMaxCacheEntries) path_cache_.clear();
-    RangeAcc* r = &state_->ranges[FoldNvtxPath(nvtx_path)];
+    RangeAcc* r = &state_->ranges[names::FoldNvtxPath(nvtx_path)];
     it = path_cache_.emplace(nvtx_path, PathInfo{r, StepOfPath(nvtx_path)}).first;
   }
   last_path_ = nvtx_path;

@@ -3,8 +3,13 @@
 #include <algorithm>
 #include <cctype>
 
+#include <vector>
+
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 
 namespace qprof::aggregate {
 namespace {
@@ -56,6 +61,27 @@ std::string TypeFromNvtx(const proto::Activity& a) {
     if (std::string t = from_path(path); !t.empty()) return t;
   }
   return from_path(a.nvtx_path());
+}
+
+// "[0, 1, 2, 3]" -> "ranks 0-3", "[0, 2, 4]" -> "ranks 0,2,4" (the first 8 and a count
+// beyond them); "" when the text is no list of ranks.
+std::string RanksText(absl::string_view list) {
+  std::vector<uint64_t> ranks;
+  absl::string_view body = absl::StripAsciiWhitespace(list);
+  if (body.size() < 2 || body.front() != '[' || body.back() != ']') return "";
+  body = body.substr(1, body.size() - 2);
+  for (absl::string_view part : absl::StrSplit(body, ',', absl::SkipWhitespace())) {
+    uint64_t r = 0;
+    if (!absl::SimpleAtoi(part, &r)) return "";
+    ranks.push_back(r);
+  }
+  if (ranks.empty()) return "";
+  bool run = true;
+  for (size_t i = 1; i < ranks.size(); ++i) run &= ranks[i] == ranks[i - 1] + 1;
+  if (run && ranks.size() > 1) return absl::StrCat("ranks ", ranks.front(), "-", ranks.back());
+  std::vector<uint64_t> shown(ranks.begin(), ranks.begin() + std::min<size_t>(ranks.size(), 8));
+  return absl::StrCat(ranks.size() == 1 ? "rank " : "ranks ", absl::StrJoin(shown, ","),
+                      ranks.size() > shown.size() ? absl::StrCat(",... (", ranks.size(), ")") : "");
 }
 
 }  // namespace
@@ -150,10 +176,19 @@ CollectiveLaunch DescribeCollective(const proto::Activity& a, const std::string&
   if (k.name.empty()) k.name = "unknown";
   const std::string* pg = Arg(a, "Process Group Name");
   const std::string* desc = Arg(a, "Process Group Description");
+  const std::optional<uint64_t> size = ArgNumber(a, "Group size");
   if (pg != nullptr) {
-    k.process_group = desc != nullptr && !desc->empty() ? absl::StrCat(*pg, " (", *desc, ")") : *pg;
+    // PyTorch describes groups it did not name as "undefined": the group is then told by its
+    // ranks (or its size), never by that word.
+    const std::string* ranks = Arg(a, "Process Group Ranks");
+    const std::string ranks_text = ranks != nullptr ? RanksText(*ranks) : "";
+    const bool named = desc != nullptr && !desc->empty() && *desc != "undefined";
+    k.process_group = named                  ? absl::StrCat(*pg, " (", *desc, ")")
+                      : !ranks_text.empty()  ? absl::StrCat(*pg, " (", ranks_text, ")")
+                      : size && *size > 0    ? absl::StrCat(*pg, " (", *size, " ranks)")
+                                             : *pg;
   }
-  if (auto n = ArgNumber(a, "Group size"); n && *n > 0 && *n < (1u << 31)) {
+  if (auto n = size; n && *n > 0 && *n < (1u << 31)) {
     k.group_size = static_cast<uint32_t>(*n);
     k.group_size_source = "Kineto \"Group size\"";
   } else if (header.run().tp() > 0) {

@@ -447,6 +447,7 @@ proto::PartialProfile ToPartial(const ProfileState& state) {
     c->set_why(v.why);
     c->set_weak(v.weak);
     c->set_innermost(v.innermost);
+    c->set_gemm_op(v.gemm_op);
   }
   out.set_launches(state.launch_counts.launches);
   out.set_launches_with_context(state.launch_counts.with_context);
@@ -509,6 +510,7 @@ absl::StatusOr<ProfileState> FromPartial(const proto::PartialProfile& in, const 
     v.why = c.why();
     v.weak = c.weak();
     v.innermost = c.innermost();
+    v.gemm_op = c.gemm_op();
     if (state.ContextFor(v) != state.contexts.size()) return bad("a launch context twice");
   }
   for (const proto::PartialKernel& k : in.kernels()) {

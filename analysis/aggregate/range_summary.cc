@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "analysis/aggregate/kernel_name.h"
+#include "analysis/names/kernel_name.h"
 
 namespace qprof::aggregate {
 namespace {
@@ -27,7 +27,7 @@ bool StripCallSuffix(std::string_view* s) {
 std::string RangeSummaryName(std::string_view name) {
   while (StripCallSuffix(&name)) {
   }
-  return FoldNvtxPath(name);
+  return names::FoldNvtxPath(name);
 }
 
 void RangeNameAcc::Add(uint64_t d) {

@@ -2,7 +2,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "analysis/aggregate/kernel_name.h"
 #include "analysis/classify/name_rules.h"
 #include "proto/vocabulary.h"
 
@@ -18,7 +17,7 @@ Classifier::Classifier(ClassifyOptions options) : options_(std::move(options)) {
   }
 }
 
-const sass::SassKernelStats* Classifier::FindSass(const proto::Activity& a,
+const SassVerdict* Classifier::FindSass(const proto::Activity& a,
                                                   const std::string& norm) const {
   if (sass_by_name_.empty()) return nullptr;
   for (const std::string* key : {&a.mangled_name(), &a.name(), &norm}) {
@@ -118,7 +117,7 @@ proto::Attribution Classifier::Classify(const proto::Activity& a, const std::str
   }
 
   // SASS: tells tensor vs not. It does not turn comm/memory kernels into SIMT.
-  if (const sass::SassKernelStats* s = FindSass(a, norm)) {
+  if (const SassVerdict* s = FindSass(a, norm)) {
     bool keep_kind = s->pipe_class != "tensor" &&
                      (out.pipe_class() == pipe::kComm || out.pipe_class() == pipe::kMemory);
     if (!keep_kind) out.set_pipe_class(s->pipe_class == "other" ? std::string(pipe::kOther)

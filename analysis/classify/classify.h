@@ -23,7 +23,6 @@
 #include <vector>
 
 #include "analysis/classify/context_rules.h"
-#include "analysis/sass/sass_parser.h"
 #include "proto/trace.pb.h"
 
 namespace qprof::classify {
@@ -49,9 +48,19 @@ struct KnownKernel {
   std::string compute_pipe;      // "simt_fp32", "tensor_bf16", ...
 };
 
+// What a kernel's machine code says, as the SASS reader (analysis/sass) found it. A plain
+// struct, so that classification does not depend on the reader that runs cuobjdump: the
+// pipeline (analysis/analyze.cc) hands each kernel's verdict over.
+struct SassVerdict {
+  std::string name;        // as the dump names it after "Function :" (usually mangled)
+  std::string demangled;   // normalised (analysis/names/kernel_name.h)
+  std::string pipe_class;  // "tensor", "simt", "other"
+  std::string detail;      // "HMMA 24, FFMA 310, IMAD 95"
+};
+
 struct ClassifyOptions {
   std::vector<KnownKernel> known_kernels;
-  std::vector<sass::SassKernelStats> sass;
+  std::vector<SassVerdict> sass;
   double tensor_pipe_threshold_pct = kTensorPipeThresholdPct;
 };
 
@@ -71,7 +80,7 @@ class Classifier {
   const KnownKernel* FindKnown(const proto::Activity& a, const std::string& normalised_name) const;
 
  private:
-  const sass::SassKernelStats* FindSass(const proto::Activity& a,
+  const SassVerdict* FindSass(const proto::Activity& a,
                                         const std::string& normalised_name) const;
   ClassifyOptions options_;
   std::unordered_map<std::string, size_t> sass_by_name_;  // mangled and normalised names

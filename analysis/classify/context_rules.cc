@@ -83,15 +83,26 @@ const std::vector<ContextRule>& ContextRules() {
       {"*group_norm*", "norm", false, "GroupNorm"},
       {"*batchnorm*", "norm", false, "BatchNorm"},
       {"*batch_norm*", "norm", false, "BatchNorm"},
+      // Up- and down-sampling layers (diffusers' upsampling.py, Upsample2D) resize images.
+      {"*upsampl*", "elementwise", false, "upsampling layer (resizes images, not token sampling)"},
+      {"*downsampl*", "elementwise", false, "downsampling layer (resizes images, not token sampling)"},
       {"*sampler*", "sampling", false, "token sampler"},
       {"*sampling*", "sampling", false, "token sampling"},
       {"*multinomial*", "sampling", false, "multinomial sampling"},
       {"*top_k_top_p*", "sampling", false, "top-k / top-p sampling"},
       {"*argmax*", "sampling", false, "greedy sampling (argmax)"},
       {"*rotary*", "elementwise", false, "rotary position embedding (not a lookup)"},
+      // The LM head projects hidden states onto the vocabulary: a GEMM, whose module
+      // (vLLM's ParallelLMHead subclasses VocabParallelEmbedding) or caller says so.
+      {"*lmhead*", "gemm.dense", false, "LM head: the vocabulary projection (a GEMM)"},
+      {"*lm_head*", "gemm.dense", false, "LM head: the vocabulary projection (a GEMM)"},
+      {"*logits_processor*", "gemm.dense", false,
+       "vLLM LogitsProcessor: the LM head's vocabulary projection (a GEMM)"},
+      {"*logitsprocessor*", "gemm.dense", false,
+       "vLLM LogitsProcessor: the LM head's vocabulary projection (a GEMM)"},
+      {"*compute_logits*", "gemm.dense", false, "compute_logits: the LM head's vocabulary projection"},
       {"*embedding*", "embedding", false, "embedding lookup"},
       {"*embed_tokens*", "embedding", false, "token embedding"},
-      {"*lm_head*", "gemm.dense", false, "LM head projection"},
       // ---- the framework's plain ops: weak -----------------------------------------------
       {"aten::mm", "gemm.dense", true, "plain matrix multiply (aten::mm)"},
       {"aten::addmm", "gemm.dense", true, "plain matrix multiply (aten::addmm)"},
@@ -103,6 +114,8 @@ const std::vector<ContextRule>& ContextRules() {
       {"aten::_grouped_mm", "gemm.dense", true, "plain grouped matrix multiply"},
       {"aten::conv*", "gemm.dense", true, "convolution (implicit GEMM)"},
       {"aten::cudnn_convolution*", "gemm.dense", true, "cuDNN convolution"},
+      {"aten::miopen_convolution*", "gemm.dense", true, "MIOpen convolution"},
+      {"aten::_convolution*", "gemm.dense", true, "convolution (implicit GEMM)"},
   };
   return *rules;
 }
@@ -122,7 +135,7 @@ std::vector<Frame> FramesOf(const proto::Activity& a, const proto::LaunchContext
     for (uint32_t f : stacks.stacks(static_cast<int>(id)).frames()) {
       if (f >= static_cast<uint32_t>(stacks.frames_size())) continue;
       const proto::LaunchFrame& fr = stacks.frames(static_cast<int>(f));
-      out.push_back({fr.name(), fr.kind()});
+      out.push_back({fr.name(), fr.kind(), !fr.input_dims().empty()});
     }
     return out;
   }
@@ -188,13 +201,38 @@ const FrameMatch& MatchFrame(std::string_view key) {
   return memo.emplace(std::string(key), std::move(m)).first->second;
 }
 
+// The launching op: the innermost cpu_op frame, or the innermost emit_nvtx range (which
+// carries ", sizes = " when shapes were recorded). Whether it is a GEMM or convolution with
+// shapes: a weak row (the plain GEMM and convolution ops) on a frame that has them.
+bool LaunchedByGemmWithShapes(const std::vector<Frame>& frames) {
+  for (size_t i = frames.size(); i-- > 0;) {
+    const Frame& f = frames[i];
+    const bool nvtx_op = f.kind == "nvtx" && f.name.find(", op_id = ") != std::string::npos;
+    if (f.kind != "cpu_op" && !nvtx_op) continue;
+    const bool shapes = f.has_shapes || f.name.find(", sizes = [") != std::string::npos;
+    const ContextRule* r = MatchFrame(FrameKey(f.name)).rule;
+    return shapes && r != nullptr && r->weak;
+  }
+  return false;
+}
+
 }  // namespace
+
+bool IsGemmRole(std::string_view role) {
+  for (std::string_view r : {role::kGemmDense, role::kMoeExperts, role::kMoeRouter, role::kAttnDense,
+                             role::kAttnSparseMla, role::kAttnIndexer}) {
+    if (role == r) return true;
+  }
+  return false;
+}
 
 ContextVerdict MatchContext(const std::vector<Frame>& frames) {
   ContextVerdict v;
+  v.gemm_op = LaunchedByGemmWithShapes(frames);
   const ContextRule* weak = nullptr;
   const Frame* weak_frame = nullptr;
   const Frame* decided = nullptr;
+  std::string passed_over;  // the first frame whose role the GEMM op ruled out
   for (size_t i = frames.size(); i-- > 0;) {
     const Frame& f = frames[i];
     const FrameMatch& m = MatchFrame(FrameKey(f.name));
@@ -204,6 +242,14 @@ ContextVerdict MatchContext(const std::vector<Frame>& frames) {
     if (r == nullptr) continue;
     if (r->weak) {
       if (weak == nullptr) { weak = r; weak_frame = &f; }
+      continue;
+    }
+    if (v.gemm_op && !IsGemmRole(r->role)) {
+      if (passed_over.empty()) {
+        passed_over = absl::StrCat(" (frame '", std::string(FrameKey(f.name)), "' says ", r->role,
+                                   ", but the op that launched the kernel is a GEMM or "
+                                   "convolution with shapes)");
+      }
       continue;
     }
     decided = &f;
@@ -216,8 +262,10 @@ ContextVerdict MatchContext(const std::vector<Frame>& frames) {
     v.role = weak->role;
     v.rule = weak->pattern;
     v.why = weak->why;
-    v.weak = true;
+    // A GEMM op that overruled a frame is no weak guess: the op is the evidence.
+    v.weak = passed_over.empty();
   }
+  v.why += passed_over;
   if (decided != nullptr) {
     v.frame = std::string(FrameKey(decided->name));
     v.frame_kind = decided->kind;
@@ -236,6 +284,9 @@ ContextVerdict MatchContext(const std::vector<Frame>& frames) {
 bool ContextRoleWins(const ContextVerdict& v, std::string_view name_role) {
   if (v.role.empty() || v.role == name_role) return false;
   if (v.weak) return name_role.empty() || name_role == role::kOther;
+  // A kernel a GEMM or convolution op launched does that op's work: a name that reads like
+  // another role ("patch_embed") does not move it out of the op's roles.
+  if (v.gemm_op && !IsGemmRole(name_role) && name_role != role::kComm) return true;
   // Roles that are a function of the kernel itself stay.
   for (std::string_view keep : {role::kComm, role::kMoeRouter, role::kAttnIndexer, role::kNorm,
                                 role::kSampling, role::kEmbedding}) {

@@ -13,6 +13,14 @@
 // torch.autograd.profiler.emit_nvtx names ("aten::mm, op_id = 12, sizes = ...") are matched
 // on the text before ", op_id" / ", seq".
 //
+// Op identity comes before context: when the op that launched the kernel (the innermost
+// cpu_op, or an emit_nvtx range with sizes) is a GEMM or a convolution recorded with its
+// shapes, the kernel does that op's work whatever module it sits in, so only rows whose role
+// is a GEMM's (GEMM, MoE experts or router, attention, indexer) may decide: vLLM's LM head
+// runs its [32,2880]x[2880,201088] GEMM inside vocab_parallel_embedding.py, a ViT's patch
+// embedding is a convolution; neither is an embedding lookup. Context rules choose among the
+// op's roles, never against it.
+//
 // Trust (DESIGN.md): measured > sass > registry > launch_context > name_rule. The context
 // decides the ROLE only; the pipe class still comes from metrics, SASS, the registry or the
 // name rules. It never overrides the registry's role, and it leaves alone a name-rule role
@@ -43,7 +51,8 @@ const std::vector<ContextRule>& ContextRules();
 // A frame of a launch context (from Activity.launch_context, or an NVTX path split on '/').
 struct Frame {
   std::string name;
-  std::string kind;  // "cpu_op", "python_function", "user_annotation", "nvtx", ...
+  std::string kind;         // "cpu_op", "python_function", "user_annotation", "nvtx", ...
+  bool has_shapes = false;  // the op recorded its input shapes (Kineto "Input Dims")
 };
 
 // The frames of a launch, outermost first: its launch_context stack (looked up in the
@@ -60,12 +69,18 @@ struct ContextVerdict {
   std::string rule;        // the row's pattern
   std::string why;
   bool weak = false;
+  // The launching op is a GEMM or convolution with shapes (see above): the role is one of a
+  // GEMM's, and frames that named another were passed over.
+  bool gemm_op = false;
   // Innermost meaningful frame, as reports show it: "vllm::moe_forward (cpu_op)",
   // "sparse_decode.py(88): sparse_decode_fwd (python)" (Python frames without directories).
   std::string innermost;
 };
 
 ContextVerdict MatchContext(const std::vector<Frame>& frames);
+
+// Whether a role is one a GEMM or convolution can play (the op identity rule above).
+bool IsGemmRole(std::string_view role);
 
 // Whether a context role replaces the role the name rules gave (see the header comment):
 // not for the kernel-intrinsic roles, and a weak row only fills an empty or "other" role.

@@ -16,6 +16,19 @@ namespace qprof::classify {
 //   4. tensor-core families; 5. SIMT families; 6. role-only fallbacks.
 const std::vector<NameRule>& NameRules() {
   static const auto* rules = new std::vector<NameRule>{
+      // ---- 0. generated kernels: names that list the ops fused into them ------------
+      // Inductor names a Triton kernel after the ops it fused, so its name can hold any
+      // family's word ("flash", "all_reduce", "moe", "fmha"): the class comes from these rows,
+      // before every row that reads a word. The words still name the ops it fused, so the
+      // role rows below may read them ("moe_forward": part of the MoE layer); a kernel whose
+      // words name no role is elementwise (section 6), and the launch context refines it.
+      {"triton_poi_*", "simt", "",
+       "Inductor pointwise Triton kernel (its name lists the fused ops, not a kernel family)"},
+      {"triton_red_*", "simt", "",
+       "Inductor reduction Triton kernel (its name lists the fused ops, not a kernel family)"},
+      {"triton_per_*", "simt", "",
+       "Inductor persistent-reduction Triton kernel (its name lists the fused ops)"},
+      {"triton_tem_fused_*mm*", "tensor", "gemm.dense", "Inductor Triton template matmul (tl.dot)"},
       // ---- 0. kernel families of the serving stacks (class and role) ---------------
       // Each row names its family; the tests hold a real or faithfully synthetic name of
       // each (tests/analysis/name_rules_test.cc). These come first because the generic
@@ -91,8 +104,48 @@ const std::vector<NameRule>& NameRules() {
       {"deep_gemm::*(deep_gemm::gemmtype)6*", "tensor", "moe.experts",
        "DeepGEMM k-grouped contiguous GEMM (psum layout): one GEMM per expert"},
       {"deep_gemm::*", "tensor", "gemm.dense", "DeepGEMM GEMM (wgmma / tcgen05)"},
-      // DeepEP: expert-parallel all-to-all (dispatch, combine and their notify kernels).
+      // DeepEP: expert-parallel all-to-all (dispatch, combine and their notify kernels), in
+      // its public namespace (deep_ep::) and DeepSeek's in-house one (dpsk::ep::). The layout
+      // kernel only counts tokens per rank and expert: it communicates nothing.
+      {"*ep::*get_dispatch_layout*", "simt", "moe.router",
+       "DeepEP dispatch layout: counts the tokens each rank and expert receives (no communication)"},
       {"deep_ep::*", "comm", "comm", "DeepEP expert-parallel dispatch/combine (communication)"},
+      {"dpsk::ep::*", "comm", "comm",
+       "DeepEP in DeepSeek's in-house spelling (dpsk::ep::internode dispatch, combine, "
+       "notify_dispatch, cached_notify): expert-parallel all-to-all"},
+      // DeepSeek's in-house grouped GEMMs (dpsk::grouped_gemm::cuda::<recipe>::GemmKernel in a
+      // CUTLASS device_kernel; fp8_ptp128c = FP8 with per-token and per-128-channel scales,
+      // m_grouped = grouped along M, one group per expert) and their helpers.
+      {"*dpsk::grouped_gemm::*::gemmkernel*", "tensor", "moe.experts",
+       "DeepSeek grouped GEMM (dpsk::grouped_gemm, CUTLASS wgmma): one GEMM per expert"},
+      {"*dpsk::grouped_gemm::*transpose*", "memory", "moe.experts",
+       "DeepSeek grouped GEMM helper: transposes the FP8 operands (moves bytes)"},
+      {"*dpsk::grouped_gemm::*", "simt", "moe.experts",
+       "DeepSeek grouped GEMM helper (TMA descriptors, layouts)"},
+      // DeepSeek's in-house training kernels (namespace cuda::): FP8 casts with per-token or
+      // per-channel scales (some fused with SwiGLU or a transpose), SwiGLU, the MoE's token
+      // maps and the top-k sum. None issues an MMA.
+      {"cuda::per_token_cast*", "simt", "elementwise",
+       "DeepSeek training kernel: FP8 cast with per-token scales (elementwise)"},
+      {"cuda::per_channel_cast*", "simt", "elementwise",
+       "DeepSeek training kernel: FP8 cast with per-channel scales, fused with a transpose"},
+      {"cuda::cast_back*", "simt", "elementwise", "DeepSeek training kernel: FP8 back to BF16"},
+      {"cuda::swiglu*", "simt", "elementwise",
+       "DeepSeek training kernel: SwiGLU forward/backward (some fused with the FP8 cast)"},
+      {"cuda::batched_transpose*", "memory", "memory", "DeepSeek training kernel: transpose (moves bytes)"},
+      {"cuda::reduce_fused*", "simt", "moe.experts",
+       "DeepSeek training kernel: weighted sum of the top-k expert outputs"},
+      {"cuda::expand_to_fused*", "memory", "moe.experts",
+       "DeepSeek training kernel: copies token rows and their scales into expert order"},
+      {"cuda::topk_sum_and_topk_idx*", "simt", "moe.router",
+       "DeepSeek training kernel: group-limited top-k routing"},
+      {"cuda::get_fused_mapping*", "simt", "moe.router", "DeepSeek training kernel: token/expert maps"},
+      {"cuda::clean_and_count_expert*", "simt", "moe.router",
+       "DeepSeek training kernel: tokens per expert"},
+      {"cuda::unique_group_indices*", "simt", "moe.router",
+       "DeepSeek training kernel: expert groups of the routed tokens"},
+      {"cuda::aux_fi*", "simt", "moe.router",
+       "DeepSeek training kernel: per-expert load fractions of the auxiliary balance loss"},
       // Attention decode kernels.
       {"*flash_fwd_mla_combine*", "simt", "attn.dense", "FlashMLA split-KV combine (a reduction)"},
       {"*flash_fwd_splitkv_mla*", "tensor", "", "FlashMLA decode (wgmma / tcgen05)"},
@@ -115,6 +168,38 @@ const std::vector<NameRule>& NameRules() {
       {"kernel_unified_attention_*", "tensor", "attn.dense", "vLLM Triton unified attention (tl.dot)"},
       {"reduce_segments*", "simt", "attn.dense", "vLLM unified attention: reduction of the 3D segments"},
       {"*fmhareduction*", "simt", "attn.dense", "TensorRT-LLM FMHA: reduction of the split-KV results"},
+      // Triton attention kernels with plain names: ROCm's flash attention (vLLM's ROCm
+      // triton_flash_attention and aotriton call it attn_fwd), the Triton tutorial's
+      // _attn_fwd, SageAttention's INT8 kernel and its quantiser.
+      {"attn_fwd", "tensor", "attn.dense",
+       "ROCm Triton flash-attention forward (attn_fwd: tl.dot on the matrix cores)"},
+      {"_attn_fwd", "tensor", "attn.dense", "Triton fused-attention forward (_attn_fwd: tl.dot)"},
+      {"sage_fwd", "tensor", "attn.dense",
+       "SageAttention forward (Triton): INT8 Q.K^T and FP16 P.V with tl.dot"},
+      {"sage_quant_kernel", "simt", "attn.dense",
+       "SageAttention: quantises Q and K to INT8 per block before sage_fwd (elementwise)"},
+      // Kernels of attention that are not attention math, although their names say "flash":
+      // the KV-cache writes (the layout is called "flash"), index preparation, FlashAttention's
+      // own prologues, combines and conversions.
+      {"*reshape_and_cache*", "memory", "attn.dense",
+       "vLLM reshape_and_cache(_flash): writes the step's K and V into the paged KV cache "
+       "(moves bytes; 'flash' names the cache layout)"},
+      {"*concat_and_cache_mla*", "memory", "attn.dense", "vLLM MLA KV-cache write (moves bytes)"},
+      {"*store_kvcache*", "memory", "attn.dense", "SGLang store_kvcache: writes K and V into the cache"},
+      {"create_flashinfer_kv_indices*", "simt", "attn.dense",
+       "SGLang Triton helper: FlashInfer's KV page indices (index arithmetic, not attention)"},
+      {"*get_mla_metadata*", "simt", "attn.dense", "FlashMLA scheduler metadata (index arithmetic)"},
+      {"*prepare_varlen_num_blocks*", "simt", "attn.dense",
+       "FlashAttention 3 scheduler prologue: blocks per sequence (index arithmetic)"},
+      {"*flashattnbwdpreprocess*", "simt", "attn.dense",
+       "FlashAttention 3 backward preprocess: rowsum(dO * O), elementwise"},
+      {"*flashattnbwdpostprocess*", "simt", "attn.dense",
+       "FlashAttention 3 backward postprocess: converts the FP32 dQ accumulator"},
+      {"*flashattnfwdcombine*", "simt", "attn.dense", "FlashAttention 3 split-KV combine (a reduction)"},
+      {"*flash_fwd_splitkv_combine*", "simt", "attn.dense", "FlashAttention 2 split-KV combine (a reduction)"},
+      {"*flash_bwd_dot_do_o*", "simt", "attn.dense", "FlashAttention 2 backward: rowsum(dO * O)"},
+      {"*flash_bwd_convert_d*", "simt", "attn.dense", "FlashAttention 2 backward: converts dQ/dK/dV"},
+      {"*flash_bwd_clear_dkvaccum*", "memory", "attn.dense", "FlashAttention 2 backward: zeroes an accumulator"},
       // AMD (ROCm) libraries: MFMA matrix-core kernels. hipBLASLt/Tensile names carry the
       // MatrixInstruction as _MI<M>x<N>x<B>_; composable_kernel's XDL kernels are MFMA;
       // aiter's assembly kernels (fmoe, mla, pa) are hand-written MFMA.
@@ -129,6 +214,34 @@ const std::vector<NameRule>& NameRules() {
       {"*ck_tile::*flatmm*", "tensor", "gemm.dense", "composable_kernel ck_tile flat GEMM (MFMA)"},
       {"*gemm*_xdl*", "tensor", "gemm.dense", "composable_kernel XDL GEMM (MFMA)"},
       {"*_xdl_*", "tensor", "", "composable_kernel XDL kernel (MFMA)"},
+      {"ck::tensor_operation::*xdl*", "tensor", "gemm.dense",
+       "composable_kernel device op on XDL (MFMA): GEMM or implicit-GEMM convolution"},
+      {"ck::tensor_operation::*wmma*", "tensor", "gemm.dense",
+       "composable_kernel device op on WMMA matrix cores: GEMM or convolution"},
+      // MIOpen (PyTorch's convolutions, norms and tensor ops on ROCm). Its implicit-GEMM
+      // convolutions are named igemm_<fwd|bwd|wrw>_gtc<x>_<layout>_<type>_...: gtcx is the
+      // XDLOPS (MFMA) generation; bwd is the data gradient, wrw the weight gradient.
+      {"igemm_???_gtcx*", "tensor", "gemm.dense",
+       "MIOpen implicit-GEMM convolution on XDLOPS (MFMA): forward, backward data (bwd) or "
+       "backward weights (wrw)"},
+      {"igemm_???_gtc_*", "", "gemm.dense",
+       "MIOpen implicit-GEMM convolution without XDLOPS (the pipe is not told by the name)"},
+      {"batched_transpose_*", "memory", "memory",
+       "MIOpen batched transpose (NCHW <-> NHWC around its convolutions): moves bytes"},
+      {"transpose_nchw2cnhw*", "memory", "memory", "MIOpen layout transpose: moves bytes"},
+      {"transpose_cnhw2nchw*", "memory", "memory", "MIOpen layout transpose: moves bytes"},
+      {"im2d2col*", "memory", "memory",
+       "MIOpen im2col: unfolds the input for a GEMM convolution (moves bytes)"},
+      {"im3d2col*", "memory", "memory",
+       "MIOpen im2col: unfolds the input for a GEMM convolution (moves bytes)"},
+      {"subtensorop*", "simt", "elementwise",
+       "MIOpen tensor op (SubTensorOpWithScalar1d, SubTensorOpWithCastTensor1d, ...): sets, "
+       "scales or casts a sub-tensor elementwise; not a tensor-core kernel"},
+      {"op?dtensor*", "simt", "elementwise", "MIOpen tensor op (Op1dTensorGeneric, Op2dTensorLite, ...): elementwise"},
+      {"optensor*", "simt", "elementwise", "MIOpen tensor op (OpTensorFwdBias, ...): elementwise"},
+      {"miopenbatchnorm*", "simt", "norm",
+       "MIOpen batch normalisation (MIOpenBatchNormFwdTrainSpatial*, MIOpenBatchNormBwdSpatial)"},
+      {"rocprim::*", "simt", "other", "rocPRIM device algorithm (scan, sort, reduce, partition)"},
       // ---- 1. specific roles (no class opinion) ------------------------------------
       {"*topk*gating*", "", "moe.router", "MoE top-k gating"},
       {"*topk_softmax*", "", "moe.router", "MoE top-k softmax"},
@@ -162,9 +275,14 @@ const std::vector<NameRule>& NameRules() {
       {"*batchnorm*", "", "norm", "BatchNorm"},
       {"*bn_fw*", "", "norm", "cuDNN BatchNorm forward"},
       {"*bn_bw*", "", "norm", "cuDNN BatchNorm backward"},
+      // Rotary position embedding is arithmetic on Q and K, not a lookup: before *embedding*.
+      {"*rotary*", "simt", "elementwise", "rotary position embedding (elementwise on Q and K)"},
       {"*embedding*", "", "embedding", "embedding lookup"},
       {"*index_select*", "", "embedding", "index select (gather)"},
       {"*indexselect*", "", "embedding", "index select (gather)"},
+      // Up- and down-sampling of images and features is no token sampling.
+      {"*upsampl*", "", "elementwise", "upsampling (image or feature resize)"},
+      {"*downsampl*", "", "elementwise", "downsampling (image or feature resize)"},
       {"*sampling*", "", "sampling", "token sampling"},
       {"*sampler*", "", "sampling", "token sampler"},
       {"*argmax*", "", "sampling", "greedy sampling (argmax)"},
@@ -175,14 +293,19 @@ const std::vector<NameRule>& NameRules() {
       {"*cross_device_reduce*", "comm", "comm",
        "custom all-reduce across GPUs (a reduce kernel, but communication)"},
       {"*multimem_all_reduce*", "comm", "comm", "NVLS multimem all-reduce (communication)"},
-      {"*all_reduce*", "comm", "comm", "all-reduce"},
-      {"*allreduce*", "comm", "comm", "all-reduce"},
-      {"*all_gather*", "comm", "comm", "all-gather"},
-      {"*allgather*", "comm", "comm", "all-gather"},
-      {"*reduce_scatter*", "comm", "comm", "reduce-scatter"},
-      {"*reducescatter*", "comm", "comm", "reduce-scatter"},
-      {"*all_to_all*", "comm", "comm", "all-to-all"},
-      {"*alltoall*", "comm", "comm", "all-to-all"},
+      {"rccl*", "comm", "comm", "RCCL collective kernel"},
+      // Collectives of other libraries (custom all-reduce of TensorRT-LLM, FlashInfer, torch
+      // symmetric memory) name a kernel after the collective: the collective's word followed
+      // by the kernel's ("oneShotAllReduceKernel", "two_shot_all_reduce_kernel"). A word
+      // alone is an op name (a Triton kernel fused from an all-reduce mask is elementwise).
+      {"*all_reduce*kernel*", "comm", "comm", "all-reduce kernel"},
+      {"*allreduce*kernel*", "comm", "comm", "all-reduce kernel"},
+      {"*all_gather*kernel*", "comm", "comm", "all-gather kernel"},
+      {"*allgather*kernel*", "comm", "comm", "all-gather kernel"},
+      {"*reduce_scatter*kernel*", "comm", "comm", "reduce-scatter kernel"},
+      {"*reducescatter*kernel*", "comm", "comm", "reduce-scatter kernel"},
+      {"*all_to_all*kernel*", "comm", "comm", "all-to-all kernel"},
+      {"*alltoall*kernel*", "comm", "comm", "all-to-all kernel"},
       {"*memcpy*", "memory", "memory", "memory copy"},
       {"*memset*", "memory", "memory", "memory set"},
       {"*copy_kernel*", "memory", "memory", "copy / dtype-cast kernel: moves bytes"},
@@ -202,21 +325,47 @@ const std::vector<NameRule>& NameRules() {
       {"*opclasssimt*", "simt", "", "CUTLASS OpClassSimt"},
       {"*mxfp4_slot_gemv*", "simt", "moe.experts",
        "MXFP4 slot GEMV: arithmetic E2M1 decode + FP32 FMA, no tensor-core dot"},
+      // FBGEMM and TorchRec sparse-feature kernels: "fbgemm" and "pooled" are not a GEMM and
+      // a pooling layer.
+      {"*permute_pooled_embs*", "memory", "embedding",
+       "FBGEMM permute of pooled embeddings (moves rows)"},
+      {"fbgemm_gpu::*permute*", "memory", "embedding", "FBGEMM sparse-feature permute (moves rows)"},
+      {"fbgemm_gpu::*", "simt", "embedding", "FBGEMM sparse-feature / embedding helper"},
+      {"bounds_check_indices_kernel*", "simt", "embedding", "FBGEMM table-batched embedding: index bounds check"},
+      {"linearize_index_kernel*", "simt", "embedding", "FBGEMM table-batched embedding: linearised indices"},
+      {"recat_copy_async_kernel*", "memory", "embedding", "TorchRec: re-concatenates embedding outputs (moves bytes)"},
+      // Helpers of cuBLAS and cuDNN that are not the GEMM or convolution itself.
+      {"dot_kernel<*cublas*", "simt", "gemm.dense", "cuBLAS dot-product helper (CUDA cores)"},
+      {"reduce_1block_kernel<*cublas*", "simt", "gemm.dense", "cuBLAS reduction helper (CUDA cores)"},
+      {"cask_cudnn*::computeoffsetskernel*", "simt", "gemm.dense",
+       "cuDNN convolution prologue: input offsets of the implicit GEMM"},
+      {"cudnn::cnn::*", "simt", "gemm.dense", "cuDNN convolution helper (weight-gradient reduction)"},
+      {"*epilogue::impl::globalkernel*", "simt", "gemm.dense",
+       "cuBLASLt epilogue kernel (bias, GELU or bias gradient of a GEMM that did not fuse it)"},
       // ---- 4. tensor-core families ---------------------------------------------------
       {"nvjet*", "tensor", "gemm.dense", "cuBLAS nvjet tensor-core GEMM"},
       {"sm*_xmma_*", "tensor", "gemm.dense", "cuBLAS/cuDNN xmma tensor-core kernel"},
       {"*xmma*", "tensor", "gemm.dense", "xmma tensor-core kernel"},
-      {"*tensorop*", "tensor", "gemm.dense", "CUTLASS tensorop kernel"},
+      // CUTLASS spells its tensor-core kernels cutlass_<arch>_tensorop_... (and cuDNN's copies
+      // cutlass_tensorop_...): MIOpen's elementwise SubTensorOp* is no such kernel.
+      {"*cutlass*tensorop*", "tensor", "gemm.dense", "CUTLASS tensorop kernel"},
       {"*opclasstensorop*", "tensor", "gemm.dense", "CUTLASS OpClassTensorOp"},
       {"*16816gemm*", "tensor", "gemm.dense", "m16n8k16 MMA GEMM (s16816/h16816)"},
       {"*1688gemm*", "tensor", "gemm.dense", "m16n8k8 MMA GEMM (s1688/h1688)"},
       {"*16832gemm*", "tensor", "gemm.dense", "m16n8k32 integer MMA GEMM"},
       {"*884gemm*", "tensor", "gemm.dense", "Volta m8n8k4 HMMA GEMM"},
       {"*marlin*", "tensor", "gemm.dense", "Marlin W4A16 (mma.sync BF16/FP16)"},
-      {"*flash*", "tensor", "attn.dense", "flash attention (mma)"},
+      // FlashAttention's math kernels by their own names (the traps above hold the kernels
+      // of attention that only say "flash").
+      {"*flash_fwd*", "tensor", "attn.dense", "FlashAttention forward (flash_fwd_kernel, splitkv: mma)"},
+      {"*flash_bwd*", "tensor", "attn.dense", "FlashAttention backward (mma)"},
+      {"*flash::flashattn*", "tensor", "attn.dense",
+       "FlashAttention 3 (flash::FlashAttnFwdSm90, FlashAttnBwdSm90, ...: wgmma)"},
+      {"*flash::compute_attn*", "tensor", "attn.dense",
+       "FlashAttention 3 forward, early spelling (flash::compute_attn_ws: wgmma)"},
+      {"*flash_mla*", "tensor", "", "FlashMLA decode kernel (wgmma / tcgen05)"},
       {"*fmha*", "tensor", "attn.dense", "fused MHA (mma)"},
       {"*mainloopsm*", "tensor", "", "CUTLASS 3 SM90/SM100 mainloop (wgmma / tcgen05)"},
-      {"triton_tem_fused_*mm*", "tensor", "gemm.dense", "Inductor Triton template matmul (tl.dot)"},
       {"matmul_kernel_persistent*", "tensor", "gemm.dense", "Triton persistent matmul (tl.dot)"},
       {"*wgmma*", "tensor", "", "Hopper warpgroup MMA"},
       {"*tcgen05*", "tensor", "", "Blackwell tcgen05 MMA"},
@@ -225,12 +374,24 @@ const std::vector<NameRule>& NameRules() {
       {"gemv2n_kernel*", "simt", "gemm.dense", "cuBLAS GEMV (CUDA cores)"},
       {"gemvnsp*", "simt", "gemm.dense", "cuBLAS GEMV (CUDA cores)"},
       {"*splitkreduce*", "simt", "gemm.dense", "cuBLAS split-K reduction"},
+      // PyTorch's own kernels by functor, before the generic elementwise row: a gather by
+      // index moves rows; batch and group norm have their kernels of their own.
+      {"at::native::index_elementwise_kernel*", "memory", "", "PyTorch indexing (gathers rows by index)"},
+      {"at::native::*gather_kernel*", "memory", "", "PyTorch gather (moves rows)"},
+      {"at::native::*indexfunc*", "memory", "", "PyTorch index_add / index_copy (moves rows)"},
+      {"at::native::*upsample*", "memory", "elementwise", "PyTorch upsampling (copies pixels)"},
+      {"at::native::batch_norm_*", "simt", "norm",
+       "PyTorch batch norm (collect statistics, transform input, backward)"},
+      {"at::native::*rowwisemomentscudakernel*", "simt", "norm",
+       "PyTorch group norm: mean and variance per group"},
+      {"at::native::*computefusedparamscudakernel*", "simt", "norm",
+       "PyTorch group norm: per-channel scale and bias"},
+      {"at::native::*computebackwardfusedparamscudakernel*", "simt", "norm", "PyTorch group norm backward"},
+      {"at::native::*computeinternalgradientscudakernel*", "simt", "norm",
+       "PyTorch group norm backward: per-channel gradient sums"},
       {"*elementwise_kernel*", "simt", "elementwise", "PyTorch elementwise kernel"},
       {"*reduce_kernel*", "simt", "elementwise", "PyTorch reduction kernel"},
       {"*softmax*", "simt", "elementwise", "softmax"},
-      {"triton_poi_*", "simt", "elementwise", "Inductor pointwise Triton kernel"},
-      {"triton_red_*", "simt", "elementwise", "Inductor reduction Triton kernel"},
-      {"triton_per_*", "simt", "elementwise", "Inductor persistent reduction Triton kernel"},
       {"*rmsnorm*", "simt", "norm", "RMSNorm"},
       {"*rms_norm*", "simt", "norm", "RMSNorm"},
       {"*layer_norm*", "simt", "norm", "LayerNorm"},
@@ -252,7 +413,37 @@ const std::vector<NameRule>& NameRules() {
       {"*dropout*", "simt", "elementwise", "dropout"},
       {"*distribution_elementwise*", "simt", "elementwise", "random number generation"},
       {"*argmax*", "simt", "sampling", "argmax"},
+      // Norms are reductions and elementwise arithmetic on CUDA cores.
+      {"*groupnorm*", "simt", "norm", "GroupNorm"},
+      {"*group_norm*", "simt", "norm", "GroupNorm"},
+      {"*batchnorm*", "simt", "norm", "BatchNorm"},
+      {"*batch_norm*", "simt", "norm", "BatchNorm"},
+      {"*instancenorm*", "simt", "norm", "InstanceNorm"},
+      {"*instance_norm*", "simt", "norm", "InstanceNorm"},
+      // Activations, quantisation of activations and the serving stacks' small helpers.
+      {"*act_and_mul_kernel*", "simt", "elementwise",
+       "activation times gate (vLLM / SGLang act_and_mul_kernel: SiLU or GELU(x) * y)"},
+      {"vllm::*quant*kernel*", "simt", "elementwise",
+       "vLLM activation quantisation (scaled FP8 / INT8 per tensor or token): elementwise"},
+      {"tensorrt_llm::kernels::quantize_with_block_size*", "simt", "elementwise",
+       "TensorRT-LLM activation quantisation to FP4/FP8 with block scales"},
+      {"*resolve_future_token_ids*", "simt", "other",
+       "SGLang scheduler: resolves the token ids of the overlapped step"},
+      {"*clamp_position_kernel*", "simt", "other", "SGLang scheduler: positions of the batch"},
+      {"compute_position_kernel*", "simt", "other", "SGLang scheduler: positions of the batch"},
+      {"_copy_*", "memory", "memory", "Triton copy helper (_copy_tensor_kernel, _copy_page_indices_kernel)"},
+      // BLAS-1 axpy (the nsys MPI sample's saxpy, cuBLAS's axpy kernels): one FMA per element.
+      {"saxpy", "simt", "elementwise", "BLAS-1 axpy, y = a*x + y: one FMA per element on CUDA cores"},
+      {"*axpy_kernel*", "simt", "elementwise", "BLAS-1 axpy kernel (cuBLAS): one FMA per element"},
+      // The fallback for PyTorch's own kernels: elementwise, reduction and index functors
+      // run on CUDA cores (copies, fills and gathers matched above as memory).
+      {"at::native::*", "simt", "elementwise", "PyTorch ATen native kernel (CUDA cores)"},
       // ---- 6. role-only fallbacks ----------------------------------------------------
+      // Inductor kernels whose fused ops named no role above: elementwise, before the
+      // generic words below ("_to_copy" is a dtype cast, "addmm" a GEMM's epilogue).
+      {"triton_poi_*", "", "elementwise", "Inductor pointwise Triton kernel"},
+      {"triton_red_*", "", "elementwise", "Inductor reduction Triton kernel"},
+      {"triton_per_*", "", "elementwise", "Inductor persistent-reduction Triton kernel"},
       {"*gemm*", "", "gemm.dense", "GEMM (pipe not told by the name)"},
       {"*gemv*", "", "gemm.dense", "GEMV (pipe not told by the name)"},
       {"*matmul*", "", "gemm.dense", "matmul (pipe not told by the name)"},
@@ -260,7 +451,6 @@ const std::vector<NameRule>& NameRules() {
       {"*copy*", "", "memory", "copy"},
       {"*silu*", "", "elementwise", "SiLU"},
       {"*gelu*", "", "elementwise", "GELU"},
-      {"*rotary*", "", "elementwise", "rotary embedding"},
       {"*rope_*", "", "elementwise", "rotary embedding"},
       {"*_rope*", "", "elementwise", "rotary embedding"},
   };
@@ -291,6 +481,9 @@ const std::vector<FormatRule>& FormatRules() {
       {"*qgmma*", "fp8"},
       {"*bf16*", "bf16"},
       {"*bfloat16*", "bf16"},
+      // std::bfloat16_t in an Itanium-mangled name the demangler could not read (C++23's
+      // DF16b is newer than some libstdc++ demanglers).
+      {"_z*df16b*", "bf16"},
       {"*fp16*", "fp16"},
       {"*_f16*", "fp16"},
       {"*half*", "fp16"},

@@ -57,16 +57,16 @@ std::string NormaliseDeviceName(std::string_view name) {
   return out;
 }
 
-const DeviceSpec* FindDevice(std::string_view name) {
+std::vector<const DeviceSpec*> DevicesMatchingName(std::string_view name) {
+  std::vector<const DeviceSpec*> out;
   const std::string n = NormaliseDeviceName(name);
-  if (n.empty()) return nullptr;
+  if (n.empty()) return out;
   const auto& all = AllDevices();
   // 1. Exact alias match.
   for (const DeviceSpec& d : all) {
-    if (NormaliseDeviceName(d.key) == n || NormaliseDeviceName(d.name) == n) return &d;
-    for (const std::string& a : d.aliases) {
-      if (NormaliseDeviceName(a) == n) return &d;
-    }
+    bool exact = NormaliseDeviceName(d.key) == n || NormaliseDeviceName(d.name) == n;
+    for (const std::string& a : d.aliases) exact |= NormaliseDeviceName(a) == n;
+    if (exact) out.push_back(&d);
   }
   // 2. A reported name: "NVIDIA H200", "NVIDIA A100-SXM4-80GB", "AMD Instinct MI300X", ...
   // by the substrings each device's file gives (a PCIe H100 has 2.0 TB/s, not 3.35).
@@ -75,9 +75,14 @@ const DeviceSpec* FindDevice(std::string_view name) {
     const bool excluded =
         std::any_of(d.match_excludes.begin(), d.match_excludes.end(),
                     [&](const std::string& x) { return n.find(x) != std::string::npos; });
-    if (!excluded) return &d;
+    if (!excluded && std::find(out.begin(), out.end(), &d) == out.end()) out.push_back(&d);
   }
-  return nullptr;
+  return out;
+}
+
+const DeviceSpec* FindDevice(std::string_view name) {
+  const std::vector<const DeviceSpec*> all = DevicesMatchingName(name);
+  return all.empty() ? nullptr : all.front();
 }
 
 }  // namespace qprof::devices

@@ -93,6 +93,10 @@ const std::vector<DeviceSpec>& AllDevices();
 // "NVIDIA H100 PCIe" does not match "H100 SXM" (different memory and clocks).
 const DeviceSpec* FindDevice(std::string_view name);
 
+// Every device whose alias or name rule matches `name`, exact aliases first, then the name
+// rules in table order (FindDevice is the first of them).
+std::vector<const DeviceSpec*> DevicesMatchingName(std::string_view name);
+
 // "nvidia h200" -> "nvidiah200": lower-case alphanumerics (exposed for tests).
 std::string NormaliseDeviceName(std::string_view name);
 

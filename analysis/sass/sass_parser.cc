@@ -13,7 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "analysis/aggregate/kernel_name.h"
+#include "analysis/names/kernel_name.h"
 #include "base/status_macros.h"
 
 namespace qprof::sass {
@@ -145,7 +145,7 @@ absl::StatusOr<std::vector<SassKernelStats>> ParseSass(std::string_view text) {
       out.emplace_back();
       cur = &out.back();
       cur->name = std::string(Trim(line.substr(colon + 1)));
-      cur->demangled = aggregate::NormaliseKernelName(cur->name);
+      cur->demangled = names::NormaliseKernelName(cur->name);
       cur->arch = arch;
       continue;
     }

@@ -29,7 +29,7 @@ namespace qprof::sass {
 
 struct SassKernelStats {
   std::string name;            // as printed after "Function :" (usually mangled)
-  std::string demangled;       // demangled, normalised (analysis/aggregate/kernel_name.h)
+  std::string demangled;       // demangled, normalised (analysis/names/kernel_name.h)
   std::string arch;            // "sm_90"; "" when the dump did not say
   uint64_t instructions = 0;
   uint64_t tensor_mma = 0;

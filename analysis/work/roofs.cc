@@ -47,18 +47,43 @@ void FillRoofs(const devices::DeviceSpec& d, proto::Profile* profile) {
     r->set_tflops(d.PipeTflops(pipe));
     r->set_source(d.PipeFigure(pipe).source);
   }
+  // A role's fraction, bound and roofline point are over exactly the launches its achieved
+  // rates are over (every kernel row with work): when one of those rows has no roofline
+  // position, the role has none either, and says which row and why, rather than a fraction
+  // of the rows that happen to have one (MI300X Qwen's attention read 1.7e-7 of roof that
+  // way: its FLOPs came from attn_fwd, its "fraction" from 24 fills).
   struct RoleSums {
     double roof = 0, time = 0, mem = 0, cmp = 0;
+    uint32_t missing = 0, with_work = 0;
+    std::string first_missing;
   };
   std::map<std::string, RoleSums> roles;
   for (proto::KernelRow& k : *profile->mutable_kernels()) {
     k.clear_peak_fraction();
     k.clear_bound();
     if (k.work_launches() == 0 || k.work_time_ns() == 0) continue;
-    if (k.flops() > 0 && k.bytes() <= 0) continue;  // bytes unknown: no roofline position
+    RoleSums& r = roles[k.role()];
+    ++r.with_work;
     double mem = 0, cmp = 0;
-    const double roof = RoofTimeNs(d, k.flops(), k.bytes(), k.roof_pipe(), &mem, &cmp);
-    if (roof <= 0) continue;  // no roof for these FLOPs on this device, or no bytes either
+    const bool bytes_unknown = k.bytes() <= 0;
+    const double roof =
+        k.flops() > 0 && bytes_unknown ? -1
+                                       : RoofTimeNs(d, k.flops(), k.bytes(), k.roof_pipe(), &mem, &cmp);
+    if (roof <= 0) {
+      // No roof for these FLOPs on this device (a class or precision without one), or no
+      // bytes: no roofline position, and the row says so.
+      const std::string why =
+          bytes_unknown ? "its bytes are unknown"
+          : k.roof_pipe().empty()
+              ? absl::StrCat("class ", k.class_(), " has no compute roof for its FLOPs")
+              : absl::StrCat(d.name, " has no ", k.roof_pipe(), " roof");
+      if (!bytes_unknown && k.work_note().find("no roofline position") == std::string::npos) {
+        k.set_work_note(absl::StrCat(k.work_note(), k.work_note().empty() ? "" : "; ",
+                                     "no roofline position: ", why));
+      }
+      if (r.missing++ == 0) r.first_missing = absl::StrCat(k.name(), ": ", why);
+      continue;
+    }
     const double time = static_cast<double>(k.work_time_ns());
     const double f = roof / time;
     k.set_peak_fraction(f);
@@ -68,7 +93,6 @@ void FillRoofs(const devices::DeviceSpec& d, proto::Profile* profile) {
     } else {
       k.set_bound(mem >= cmp ? "memory" : "compute");
     }
-    RoleSums& r = roles[k.role()];
     r.roof += roof;
     r.time += time;
     r.mem += mem;
@@ -77,11 +101,20 @@ void FillRoofs(const devices::DeviceSpec& d, proto::Profile* profile) {
   for (proto::RoleRow& r : *profile->mutable_roles()) {
     r.clear_peak_fraction();
     r.clear_bound();
+    r.clear_roof_note();
     auto it = roles.find(r.role());
-    if (it == roles.end() || it->second.time <= 0) continue;
-    const double f = it->second.roof / it->second.time;
+    if (it == roles.end()) continue;
+    const RoleSums& s = it->second;
+    if (s.missing > 0) {
+      r.set_roof_note(absl::StrCat("no fraction of roof: ", s.missing, " of its ", s.with_work,
+                                   " kernel rows with work have no roofline position (",
+                                   s.first_missing, ")"));
+      continue;
+    }
+    if (s.time <= 0) continue;
+    const double f = s.roof / s.time;
     r.set_peak_fraction(f);
-    r.set_bound(f < kLatencyFraction ? "latency" : it->second.mem >= it->second.cmp ? "memory" : "compute");
+    r.set_bound(f < kLatencyFraction ? "latency" : s.mem >= s.cmp ? "memory" : "compute");
   }
 }
 

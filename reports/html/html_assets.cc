@@ -67,6 +67,7 @@ tr.gone td { background:#fdf3e3; } tr.new td { background:#e6f5ef; }
 .b-registry { background:#e0f2f1; border-color:#80cbc4; color:#00564e; }
 .b-name_rule { background:#f1f1f1; border-color:#c4c4c4; color:#333; }
 .b-launch_context { background:#fdf0e6; border-color:#e3ad85; color:#6a3210; }
+.b-work_rate { background:#e8f0fe; border-color:#8ab4f8; color:#174ea6; }
 details.rolek summary { cursor:pointer; }
 details.rolek ol { margin:4px 0 2px; padding-left:18px; font-size:12px; }
 details.rolek li { margin:2px 0; overflow-wrap:anywhere; }

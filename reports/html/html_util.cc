@@ -95,7 +95,7 @@ std::string BadgeKindFor(const std::string& p) {
   if (p.find("host") != std::string::npos) return "host";
   if (p.find("measured") != std::string::npos) return "measured";
   if (p.find("import") != std::string::npos) return "imported";
-  if (p == "sass" || p == "registry" || p == "name_rule") return p;
+  if (p == "sass" || p == "registry" || p == "name_rule" || p == "work_rate") return p;
   return "unknown";
 }
 

@@ -30,7 +30,7 @@ const char* ClassInk(const std::string& cls);
 const std::vector<std::string>& ClassOrder();
 
 // A small pill that says where a figure came from: kind picks the style
-// ("measured", "imported", "sass", "registry", "name_rule", "modelled", "host", "unknown").
+// ("measured", "imported", "sass", "registry", "work_rate", "name_rule", "modelled", "host", "unknown").
 std::string Badge(const std::string& kind, const std::string& text,
                   const std::string& tooltip = "");
 // Badge kind for a provenance sentence ("measured on GPU" -> "measured", ...).

@@ -18,6 +18,7 @@ std::string Dim(const proto::Dim3& d) {
 std::string EvidenceWord(const std::string& e) {
   if (e == "name_rule") return "name rule";
   if (e == "launch_context") return "launch context";
+  if (e == "work_rate") return "rate above the CUDA-core roof";
   if (e == "sass") return "static SASS";
   return e.empty() ? "unknown" : e;
 }

@@ -71,6 +71,19 @@ std::string Headline(const proto::Profile& p) {
                               : "<span class=\"small muted\">of kernel time, on tensor-core kernels</span>",
               "tensor-share",
               fmt::format("data-value=\"{}\"", html::Num(ClassShare(p, "tensor"), 6)));
+  if (p.has_other_class()) {
+    // Class "other" above 5% of kernel time: the shares above leave that much out.
+    std::string names;
+    for (const auto& k : p.other_class().top()) {
+      names += fmt::format("<li><code>{}</code> {}</li>", Escape(k.name()), FormatShare(k.share()));
+    }
+    out += Card("Class \"other\"", FormatShare(p.other_class().share()),
+                fmt::format("<span class=\"small muted\">of kernel time has no evidence of its "
+                            "pipe ({} kernels); the largest:</span><ol class=\"small\">{}</ol>",
+                            p.other_class().kernel_rows(), names),
+                "other-share",
+                fmt::format("data-value=\"{}\"", html::Num(p.other_class().share(), 6)), true);
+  }
   out += "</div>\n";
   return out;
 }

@@ -15,6 +15,7 @@ std::string EvidenceCell(const std::string& evidence, const std::string& detail)
   static const char* kWords[][2] = {{"measured", "measured"},  {"sass", "static SASS"},
                                     {"registry", "registry"},  {"name_rule", "name rule"},
                                     {"launch_context", "launch context"},
+                                    {"work_rate", "rate above the CUDA-core roof"},
                                     {"modelled", "modelled"},  {"unknown", "unknown"}};
   std::string word = e;
   for (const auto& w : kWords)

@@ -55,6 +55,20 @@ void ProfileHeadline(const proto::Profile& p, Ctx& c) {
                                   t.kernel_count(), FormatNs(t.kernel_time_ns()),
                                   FormatNs(t.busy_time_ns())),
                       c.width, "  ");
+  if (p.has_other_class()) {
+    // Class "other" above 5% of kernel time: the split below leaves that much out.
+    const auto& o = p.other_class();
+    std::string names;
+    for (const auto& k : o.top()) {
+      names += fmt::format("{}{} {}", names.empty() ? "" : ", ",
+                           ShortKernelName(k.name(), c.o.wide ? std::string::npos : 60),
+                           FormatShare(k.share()));
+    }
+    const std::string line = fmt::format(
+        "other      {} of kernel time is class \"other\" (no evidence of its pipe; {} kernel{}): {}",
+        FormatShare(o.share()), o.kernel_rows(), o.kernel_rows() == 1 ? "" : "s", names);
+    c.out += FitOrWrap(line, c.width, "  ");
+  }
   c.out += FitOrWrap("times      " + prov, c.width, "  ");
   for (const auto& s : p.sources()) {
     c.out += FitOrWrap(fmt::format("source     {} ({}{})", s.path(), s.kind(),

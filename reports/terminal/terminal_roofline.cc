@@ -16,7 +16,10 @@ std::string Tflops(double t, bool known) {
 
 std::string Fraction(bool known, double f) { return known ? FormatShare(f) : "-"; }
 
-std::string RoofCell(const std::string& pipe) { return pipe.empty() ? "HBM" : pipe; }
+// A row with FLOPs and no pipe has no roof for them (its class has none): "none", not HBM.
+std::string RoofCell(const proto::KernelRow& k) {
+  return !k.roof_pipe().empty() ? k.roof_pipe() : k.flops() > 0 ? "none" : "HBM";
+}
 
 }  // namespace
 
@@ -47,6 +50,9 @@ void ProfileAchieved(const proto::Profile& p, TermCtx& c) {
                   {r.bound().empty() ? "-" : r.bound()}});
   }
   c.out += roles.Render(c.o.color);
+  for (const auto& r : p.roles()) {
+    if (!r.roof_note().empty()) c.out += Wrap(fmt::format("{}: {}", r.role(), r.roof_note()), c.width, "  ");
+  }
   // Top kernels with work, in the order of the top-kernels table.
   std::vector<int> rows;
   for (int i = 0; i < p.kernels_size() && static_cast<int>(rows.size()) < c.o.top_kernels; ++i) {
@@ -63,7 +69,7 @@ void ProfileAchieved(const proto::Profile& p, TermCtx& c) {
   for (int i : rows) {
     const proto::KernelRow& k = p.kernels(i);
     t.AddRow({{std::to_string(i + 1)}, {ShortKernelName(k.name(), name_w)}, {FormatTflops(k)},
-              {FormatGbps(k.achieved_gbps(), k.has_achieved_gbps())}, {RoofCell(k.roof_pipe())},
+              {FormatGbps(k.achieved_gbps(), k.has_achieved_gbps())}, {RoofCell(k)},
               {Fraction(k.has_peak_fraction(), k.peak_fraction())},
               {k.bound().empty() ? "-" : k.bound()},
               {fmt::format("{}/{}", k.work_launches(), k.calls())}});
@@ -80,7 +86,7 @@ void ProfileAchieved(const proto::Profile& p, TermCtx& c) {
                 "pipe and precision) on the profiled device (datasheet figures, `qprof devices "
                 "--sources`); bound: memory or compute (the roof the work's intensity meets), "
                 "latency (under 25% of it, or flagged latency- or parallelism-bound); HBM = "
-                "bytes only. Work: derived from the shapes the trace recorded, modelled from "
+                "bytes only; none = FLOPs with no roof for the kernel's class. Work: derived from the shapes the trace recorded, modelled from "
                 "--model-shape, or the registry's work model, as each line says.",
                 c.width, "  ");
 }

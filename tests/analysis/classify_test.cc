@@ -1,7 +1,7 @@
 // The evidence ladder: measured > SASS > registry > name rule > unknown.
 #include "analysis/classify/classify.h"
 
-#include "analysis/aggregate/kernel_name.h"
+#include "analysis/names/kernel_name.h"
 #include "gtest/gtest.h"
 
 namespace qprof::classify {
@@ -17,16 +17,14 @@ proto::Activity Kernel(const std::string& name) {
 }
 
 proto::Attribution Attribute(const Classifier& c, const proto::Activity& a) {
-  return c.Classify(a, aggregate::NormaliseKernelName(a.name()));
+  return c.Classify(a, names::NormaliseKernelName(a.name()));
 }
 
-sass::SassKernelStats Sass(const std::string& mangled, const std::string& cls) {
-  sass::SassKernelStats s;
+SassVerdict Sass(const std::string& mangled, const std::string& cls) {
+  SassVerdict s;
   s.name = mangled;
-  s.demangled = aggregate::NormaliseKernelName(mangled);
+  s.demangled = names::NormaliseKernelName(mangled);
   s.pipe_class = cls;
-  s.tensor_mma = cls == "tensor" ? 8 : 0;
-  s.simt_fp32 = 100;
   s.detail = cls == "tensor" ? "HMMA 8, FP32 100" : "FP32 100";
   return s;
 }

@@ -236,8 +236,11 @@ TEST(CommRealTraces, A100AllReduceOverlapCollectivesAndCopies) {
     if (it != a.args().end()) want[it->second].time += static_cast<uint64_t>(a.end_ns() - a.start_ns());
   }
   ASSERT_EQ(want.size(), 2u);
-  const devices::DeviceSpec* a100 = devices::FindDevice("a100");
+  // The trace's "NVIDIA A100-PG509-200" reports 39.4 GiB: the spec table's 40 GB row
+  // (devices/identify.h), whose NVLink is the 80 GB one's and whose HBM is 1,555 GB/s.
+  const devices::DeviceSpec* a100 = devices::FindDevice("a100-40gb");
   ASSERT_NE(a100, nullptr);
+  ASSERT_EQ(p->roofs().device(), a100->name);
   for (const auto& [raw_name, w] : want) {
     const proto::CollectiveRow* r = Row(*p, raw_name == "allreduce" ? "all_reduce" : raw_name);
     ASSERT_NE(r, nullptr) << raw_name;
@@ -361,31 +364,41 @@ TEST(CommRealTraces, CopiesAgainstTheHostLink) {
   if (TestDataDir().empty() || !std::filesystem::exists(a100) || !std::filesystem::exists(rtx)) {
     GTEST_SKIP() << "test data not found in " << TestDataDir() << " (set QPROF_TESTDATA)";
   }
-  // a100_saxpy (schema 2.9.1, no ENUM table): pageable host memory both ways. Its A100 40GB
-  // is not in the spec table (the A100 row is the 80 GB SXM): --device names the link.
+  // a100_saxpy (schema 2.9.1, no ENUM table): pageable host memory both ways. Its "NVIDIA
+  // A100-SXM4-40GB" is the spec table's 40 GB row, by name: the host link is its PCIe Gen4.
   const proto::Trace saxpy = ImportOrDie(a100);
-  auto unknown = Analyze({saxpy}, {});
-  ASSERT_TRUE(unknown.ok()) << unknown.status();
-  for (const auto& r : unknown->copies()) EXPECT_EQ(r.link().rfind("unknown", 0), 0u) << r.link();
-  AnalyzeOptions o;
-  o.device = "a100";
-  auto p = Analyze({saxpy}, o);
+  auto p = Analyze({saxpy}, {});
   ASSERT_TRUE(p.ok()) << p.status();
   ExpectCopyRow(*p, a100, 1, 0, 2, "HtoD", "pageable -> device");
   ExpectCopyRow(*p, a100, 2, 2, 0, "DtoH", "device -> pageable");
-  const devices::DeviceSpec* spec = devices::FindDevice("a100");
+  const devices::DeviceSpec* spec = devices::FindDevice("a100-40gb");
   ASSERT_NE(spec, nullptr);
   const proto::CopyRow* h2d = CopyOf(*p, "HtoD", "pageable -> device");
   EXPECT_EQ(h2d->link_peak_gbps(), spec->host_link_gbps.value);
   EXPECT_NEAR(h2d->link_fraction(), h2d->gbps() / spec->host_link_gbps.value, 1e-12);
-  // rtx3080_mock: one DtoH to pinned memory; the RTX 3080 is not in the spec table, so the
-  // row says it has no link figure instead of inventing one.
+  // rtx3080_mock: one DtoH to pinned memory against the RTX 3080's PCIe Gen4 host link.
   auto q = Analyze({ImportOrDie(rtx)}, {});
   ASSERT_TRUE(q.ok()) << q.status();
   ExpectCopyRow(*q, rtx, 2, 2, 1, "DtoH", "device -> pinned");
   const proto::CopyRow* d2h = CopyOf(*q, "DtoH", "device -> pinned");
-  EXPECT_EQ(d2h->link_peak_gbps(), 0);
-  EXPECT_EQ(d2h->link().rfind("unknown", 0), 0u) << d2h->link();
+  const devices::DeviceSpec* rtx3080 = devices::FindDevice("rtx-3080");
+  ASSERT_NE(rtx3080, nullptr);
+  EXPECT_EQ(d2h->link_peak_gbps(), rtx3080->host_link_gbps.value);
+  EXPECT_EQ(d2h->link().rfind("unknown", 0), std::string::npos) << d2h->link();
+  // The same export with a GPU the table cannot place (no name, no properties): the row says
+  // it has no link figure instead of inventing one.
+  proto::Trace blank = ImportOrDie(rtx);
+  for (auto& d : *blank.mutable_header()->mutable_devices()) {
+    d.set_name("");
+    d.set_sm_count(0);
+    d.set_memory_bytes(0);
+  }
+  auto u = Analyze({blank}, {});
+  ASSERT_TRUE(u.ok()) << u.status();
+  const proto::CopyRow* unknown = CopyOf(*u, "DtoH", "device -> pinned");
+  ASSERT_NE(unknown, nullptr);
+  EXPECT_EQ(unknown->link_peak_gbps(), 0);
+  EXPECT_EQ(unknown->link().rfind("unknown", 0), 0u) << unknown->link();
 }
 
 }  // namespace

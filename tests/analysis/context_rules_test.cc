@@ -53,6 +53,64 @@ TEST(ContextRules, EmitNvtxNamesAndPythonFrames) {
   EXPECT_EQ(v.role, "embedding");
   v = MatchContext(F({"nccl:all_reduce"}));
   EXPECT_EQ(v.role, "comm");
+  // diffusers' upsampling layer resizes images: no token sampling.
+  v = MatchContext(F({"diffusers/models/upsampling.py(180): forward", "aten::upsample_nearest2d"},
+                     "python_function"));
+  EXPECT_EQ(v.role, "elementwise");
+}
+
+// Op identity before context. The stacks are vLLM's LM head as the B200 gpt-oss trace
+// records it (LogitsProcessor calls VocabParallelEmbedding's quant method, which runs the
+// GEMM) and a ViT patch embedding, a convolution inside a module called an embedding.
+std::vector<Frame> WithShapes(std::vector<Frame> frames, size_t from) {
+  for (size_t i = from; i < frames.size(); ++i) frames[i].has_shapes = true;
+  return frames;
+}
+
+TEST(ContextRules, AGemmOpKeepsAGemmRoleWhateverModuleItSitsIn) {
+  const std::vector<Frame> lm_head = {
+      {"execute_context_1(888_788544)_generation_0(0)", "user_annotation"},
+      {"nn.Module: LogitsProcessor_0", "python_function"},
+      {"vllm/model_executor/layers/logits_processor.py(85): _get_logits", "python_function"},
+      {"vllm/model_executor/layers/vocab_parallel_embedding.py(63): apply", "python_function"},
+      {"vllm/model_executor/layers/utils.py(99): default_unquantized_gemm", "python_function"},
+      {"aten::linear", "cpu_op"}, {"aten::matmul", "cpu_op"}, {"aten::mm", "cpu_op"}};
+  ContextVerdict v = MatchContext(WithShapes(lm_head, 5));
+  EXPECT_TRUE(v.gemm_op);
+  EXPECT_EQ(v.role, "gemm.dense");
+  EXPECT_EQ(v.frame, "vllm/model_executor/layers/logits_processor.py(85): _get_logits");
+  EXPECT_FALSE(v.weak);
+  EXPECT_NE(v.why.find("says embedding"), std::string::npos) << v.why;
+  EXPECT_TRUE(ContextRoleWins(v, ""));
+  // Without shapes the op is not known to be a GEMM of those operands: context as before.
+  v = MatchContext(lm_head);
+  EXPECT_FALSE(v.gemm_op);
+  EXPECT_EQ(v.role, "embedding");
+  // A patch embedding's convolution: no GEMM-role frame, the convolution op decides, firmly.
+  v = MatchContext(WithShapes({{"nn.Module: ViTPatchEmbeddings_0", "python_function"},
+                               {"aten::conv2d", "cpu_op"}, {"aten::convolution", "cpu_op"},
+                               {"aten::_convolution", "cpu_op"},
+                               {"aten::miopen_convolution", "cpu_op"}},
+                              1));
+  EXPECT_EQ(v.role, "gemm.dense");
+  EXPECT_EQ(v.frame, "aten::miopen_convolution");
+  EXPECT_FALSE(v.weak);
+  EXPECT_TRUE(ContextRoleWins(v, "embedding"));  // even over a name that said embedding
+  // A GEMM in an MoE layer still chooses among GEMM roles.
+  v = MatchContext(WithShapes({{"vllm::moe_forward", "cpu_op"}, {"aten::mm", "cpu_op"}}, 0));
+  EXPECT_EQ(v.role, "moe.experts");
+  // An embedding lookup stays one: aten::embedding is not a GEMM.
+  v = MatchContext(WithShapes({{"nn.Module: VocabParallelEmbedding_0", "python_function"},
+                               {"aten::embedding", "cpu_op"}, {"aten::index_select", "cpu_op"}},
+                              1));
+  EXPECT_FALSE(v.gemm_op);
+  EXPECT_EQ(v.role, "embedding");
+  // emit_nvtx ranges carry their sizes in the name.
+  v = MatchContext({{"nn.Module: ParallelLMHead", "nvtx"},
+                    {"aten::mm, op_id = 7, sizes = [[32, 2880], [2880, 201088]]", "nvtx"}});
+  EXPECT_TRUE(v.gemm_op);
+  EXPECT_EQ(v.role, "gemm.dense");
+  EXPECT_EQ(v.frame, "nn.Module: ParallelLMHead");
 }
 
 TEST(ContextRules, FormatFromAFrame) {

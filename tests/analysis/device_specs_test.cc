@@ -1,5 +1,6 @@
 #include "analysis/devices/device_specs.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <set>
 #include <string>
@@ -37,9 +38,12 @@ TEST(DeviceSpecs, EmbeddedTableParsesAndListsEveryFileOfTheFolder) {
 
 TEST(DeviceSpecs, EveryNumberHasASource) {
   // The devices issue 22 names (A100, H100 SXM and PCIe, H200, B200, GB200, RTX PRO 6000,
-  // RTX 5090, L40S) and the AMD GPUs of issue 23 (MI300X, MI325X, MI355X).
+  // RTX 5090, L40S), the AMD GPUs of issue 23 (MI300X, MI325X, MI355X) and of issue 34
+  // (MI210, MI250X), and the NVIDIA parts the public traces ran on (H800, A100 40GB, V100,
+  // RTX 3080).
   for (const char* key : {"a100", "h100", "h100-pcie", "h200", "b200", "gb200", "rtx-pro-6000",
-                          "rtx-5090", "l40s", "mi300x", "mi325x", "mi355x"}) {
+                          "rtx-5090", "l40s", "mi300x", "mi325x", "mi355x", "mi210", "mi250x",
+                          "h800", "a100-40gb", "v100", "rtx-3080"}) {
     EXPECT_NE(FindDevice(key), nullptr) << key;
   }
   for (const DeviceSpec& d : AllDevices()) {
@@ -50,7 +54,10 @@ TEST(DeviceSpecs, EveryNumberHasASource) {
     EXPECT_GT(d.memory_bandwidth_gbps.value, 500) << d.name;
     EXPECT_GT(d.boost_clock_mhz.value, 1000) << d.name;
     EXPECT_GT(d.memory_latency_ns.value, 100) << d.name;
-    EXPECT_GT(d.bf16_tensor_tflops.value, d.fp32_simt_tflops.value) << d.name;
+    // Volta's tensor cores take FP16 only: the 16-bit tensor rate is the larger of the two.
+    EXPECT_GT(std::max(d.bf16_tensor_tflops.value, d.fp16_tensor_tflops.value),
+              d.fp32_simt_tflops.value)
+        << d.name;
     // Each lower precision runs at least as fast as the one above it, where it exists.
     double prev = d.bf16_tensor_tflops.value;
     for (const Figure* f : {&d.fp8_tensor_tflops, &d.fp6_tensor_tflops, &d.fp4_tensor_tflops}) {
@@ -87,7 +94,11 @@ TEST(DeviceSpecs, LookupByAliasAndReportedName) {
                         Case{"NVIDIA A100-SXM4-80GB", "a100"}, Case{"NVIDIA B200", "b200"},
                         Case{"NVIDIA GB200", "gb200"}, Case{"AMD Instinct MI300X", "mi300x"},
                         Case{"AMD Instinct MI325X", "mi325x"},
-                        Case{"AMD Instinct MI355X", "mi355x"}}) {
+                        Case{"AMD Instinct MI355X", "mi355x"},
+                        Case{"AMD Instinct MI210", "mi210"}, Case{"AMD Instinct MI250X", "mi250x"},
+                        Case{"NVIDIA H800", "h800"}, Case{"NVIDIA A100-SXM4-40GB", "a100-40gb"},
+                        Case{"Tesla V100-SXM2-16GB", "v100"},
+                        Case{"NVIDIA GeForce RTX 3080", "rtx-3080"}}) {
     const DeviceSpec* d = FindDevice(c.name);
     ASSERT_NE(d, nullptr) << c.name;
     EXPECT_EQ(d->key, c.key) << c.name;
@@ -98,8 +109,10 @@ TEST(DeviceSpecs, DifferentSkusDoNotMatch) {
   EXPECT_EQ(FindDevice("NVIDIA H100 NVL"), nullptr);
   EXPECT_EQ(FindDevice("NVIDIA L40"), nullptr);
   EXPECT_EQ(FindDevice("NVIDIA A100-PCIE-40GB"), nullptr);
-  EXPECT_EQ(FindDevice("Tesla V100-SXM2-16GB"), nullptr);
-  EXPECT_EQ(FindDevice("AMD Instinct MI250X"), nullptr);
+  EXPECT_EQ(FindDevice("Tesla V100-PCIE-32GB"), nullptr);
+  EXPECT_EQ(FindDevice("AMD Instinct MI250"), nullptr);
+  EXPECT_EQ(FindDevice("NVIDIA H800 PCIe"), nullptr);
+  EXPECT_EQ(FindDevice("NVIDIA GeForce RTX 3080 Ti"), nullptr);
   EXPECT_EQ(FindDevice(""), nullptr);
 }
 

@@ -1,8 +1,8 @@
-#include "analysis/aggregate/kernel_name.h"
+#include "analysis/names/kernel_name.h"
 
 #include "gtest/gtest.h"
 
-namespace qprof::aggregate {
+namespace qprof::names {
 namespace {
 
 TEST(KernelName, NsysAndKinetoSpellingsAgree) {
@@ -69,4 +69,4 @@ TEST(KernelName, FoldModuleInstances) {
 }
 
 }  // namespace
-}  // namespace qprof::aggregate
+}  // namespace qprof::names

@@ -4,7 +4,7 @@
 // or a faithfully synthetic one (the library's kernel template and namespace as its
 // source declares them, demangled the way cxxabi prints them: noted "synthetic"). The
 // expected class, role and format are what the kernel does, stated here by hand.
-#include "analysis/aggregate/kernel_name.h"
+#include "analysis/names/kernel_name.h"
 #include "analysis/classify/name_rules.h"
 #include "gtest/gtest.h"
 
@@ -19,7 +19,7 @@ struct Case {
 };
 
 void Check(const Case& c) {
-  NameRuleMatch m = MatchNameRules(aggregate::NormaliseKernelName(c.name));
+  NameRuleMatch m = MatchNameRules(names::NormaliseKernelName(c.name));
   EXPECT_EQ(m.pipe_class, c.pipe_class) << c.name << " (class rule " << m.class_rule << ")";
   EXPECT_EQ(m.role, c.role) << c.name << " (role rule " << m.role_rule << ")";
   EXPECT_EQ(m.format, c.format) << c.name;

@@ -1,7 +1,7 @@
 // One test per name rule family, including the traps in FACTS.md.
 #include "analysis/classify/name_rules.h"
 
-#include "analysis/aggregate/kernel_name.h"
+#include "analysis/names/kernel_name.h"
 #include "gtest/gtest.h"
 
 namespace qprof::classify {
@@ -15,7 +15,7 @@ struct Case {
 };
 
 void Check(const Case& c) {
-  NameRuleMatch m = MatchNameRules(aggregate::NormaliseKernelName(c.name));
+  NameRuleMatch m = MatchNameRules(names::NormaliseKernelName(c.name));
   EXPECT_EQ(m.pipe_class, c.pipe_class) << c.name << " (rule " << m.class_rule << ")";
   EXPECT_EQ(m.role, c.role) << c.name << " (rule " << m.role_rule << ")";
   EXPECT_EQ(m.format, c.format) << c.name;

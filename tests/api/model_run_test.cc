@@ -35,6 +35,14 @@ TEST(ModelRun, EveryTargetOfTheTableWithAutoPaths) {
       continue;
     }
     auto r = RunModelled(Request(d.key));
+    if (!kernels::RunsOnArch(*kernels::KernelRegistry::Global().Find("moe.slot_gemv.mxfp4"),
+                             d.arch)) {
+      // Older than the registry's kernels (sm_80+: the V100 of the public traces is in the
+      // table for their roofs): refused, naming the architecture.
+      ASSERT_FALSE(r.ok()) << d.key;
+      EXPECT_NE(r.status().message().find(d.arch), std::string::npos) << r.status();
+      continue;
+    }
     ASSERT_TRUE(r.ok()) << d.key << ": " << r.status();
     ASSERT_EQ(r->runs.size(), 2u) << d.key;
     EXPECT_EQ(r->runs[0].variant.moe_backend, "slot_gemv");

@@ -14,6 +14,10 @@ Rules:
      header, unless the include is compiled only by nvcc (inside `#if defined(__CUDACC__)`),
      so every such header builds without a CUDA toolkit. analysis/ and reports/ include no
      CUDA header at all, in any file.
+  3. Rooms of analysis/: its folders are ordered bottom to top (ANALYSIS_ROOMS, as
+     analysis/CMakeLists.txt adds them); a file of a room includes headers of its own room
+     and of rooms below it only, so no arrow inside analysis/ runs upward. The pipeline files
+     at the top of analysis/ (analyze.cc, ingest.cc) may include every room.
 
 Usage: check_layering.py [ROOT]      check the tree at ROOT (default: this repository)
        check_layering.py --self-test a tree with deliberate violations must fail
@@ -38,6 +42,9 @@ DEPENDS = {
     "cli": {"base", "proto", "api", "reports"},
     "python": {"base", "proto", "api", "reports"},
 }
+# Rule 3: the rooms of analysis/, bottom first (analysis/CMakeLists.txt says what each holds).
+ANALYSIS_ROOMS = ["names", "devices", "occupancy", "work", "classify", "sass", "importers",
+                  "model", "aggregate", "ceilings", "diff"]
 # Folders checked for rule 2 only (they test any module).
 OTHER_DIRS = ["tests", "bench", "fuzz"]
 SOURCE_EXT = (".h", ".cc", ".cu", ".cuh")
@@ -97,6 +104,24 @@ def check(root):
     return violations
 
 
+def analysis_room_violation(rel, inc):
+    """Rule 3 for one include of a file under analysis/, or None."""
+    parts = rel.split("/")
+    target = inc.split("/")
+    if len(parts) < 3 or len(target) < 3 or target[0] != "analysis":
+        return None  # the pipeline files at the top, or not a room's header
+    room, other = parts[1], target[1]
+    if room == other:
+        return None
+    for r in (room, other):
+        if r not in ANALYSIS_ROOMS:
+            return f"analysis/{r}/ is not a room in ANALYSIS_ROOMS ({inc})"
+    if ANALYSIS_ROOMS.index(other) > ANALYSIS_ROOMS.index(room):
+        return (f"analysis/{room}/ may not include analysis/{other}/ (a room above it: the "
+                f"arrow runs upward) ({inc})")
+    return None
+
+
 def check_file(path, rel, module):
     out = []
     header = rel.endswith(HEADER_EXT)
@@ -105,6 +130,10 @@ def check_file(path, rel, module):
         if quote == '"' and first in DEPENDS and module in DEPENDS:
             if first != module and first not in DEPENDS[module]:
                 out.append(f"{rel}:{n}: {module}/ may not include {first}/ headers ({inc})")
+        if quote == '"' and module == "analysis":
+            v = analysis_room_violation(rel, inc)
+            if v:
+                out.append(f"{rel}:{n}: {v}")
         if quote == "<" and CUDA_HEADER.match(inc):
             if module in ("analysis", "reports"):
                 out.append(f"{rel}:{n}: {module}/ must build without CUDA, includes <{inc}>")
@@ -128,6 +157,8 @@ def self_test():
         "cli/uses_analysis.cc": '#include "analysis/analyze.h"\n',
         "cli/uses_runtime.cc": '#include "runtime/run.h"\n',
         "cli/uses_python.cc": '#include "python/src/py_objects.h"\n',
+        "analysis/classify/uses_aggregate.cc": '#include "analysis/aggregate/accumulator.h"\n',
+        "analysis/classify/uses_sass.h": '#include "analysis/sass/sass_parser.h"\n',
     }
     fine = {
         "kernels/moe/cuda/launcher.h": "#include <cuda_runtime_api.h>\n",
@@ -138,6 +169,9 @@ def self_test():
         "cli/main.cc": '#include "api/run.h"\n#include "reports/terminal/terminal_report.h"\n',
         "python/src/module.cc": '#include "api/analyze.h"\n#include "reports/json/json_report.h"\n',
         "api/run.cc": '#include "runtime/run.h"\n#include "analysis/analyze.h"\n',
+        "analysis/aggregate/uses_classify.cc": '#include "analysis/classify/context_rules.h"\n',
+        "analysis/sass/uses_names.cc": '#include "analysis/names/kernel_name.h"\n',
+        "analysis/analyze_top.cc": '#include "analysis/sass/sass_parser.h"\n',
     }
     with tempfile.TemporaryDirectory() as root:
         for rel, text in {**bad, **fine}.items():

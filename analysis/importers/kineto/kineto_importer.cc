@@ -14,6 +14,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "analysis/devices/device_specs.h"
+#include "analysis/devices/identify.h"
 #include "analysis/importers/common/import_util.h"
 #include "analysis/importers/kineto/byte_source.h"
 #include "analysis/importers/kineto/json_stream.h"
@@ -150,6 +151,22 @@ absl::Status KinetoReader::OnMember(std::string_view key, std::string_view json)
   return absl::OkStatus();
 }
 
+// A GPU the trace leaves unnamed (vLLM's MI300X traces write "name": "") is named after the
+// one spec-table row its properties fit, and the name says so: "Instinct MI300X (identified
+// by 304 CUs and 192 GiB)" (analysis/devices/identify.h). The gfx target comes with it.
+bool NameFromProperties(proto::DeviceInfo* d) {
+  devices::DeviceProperties p;
+  p.vendor = d->vendor();
+  p.arch = d->arch();
+  p.sm_count = d->sm_count();
+  p.memory_bytes = d->memory_bytes();
+  const devices::Identification id = devices::IdentifyDevice(p);
+  if (id.spec == nullptr || id.how != "properties") return false;
+  d->set_name(absl::StrCat(id.spec->name, " (identified by ", id.evidence, ")"));
+  if (d->arch().empty()) d->set_arch(id.spec->arch);
+  return true;
+}
+
 // PyTorch on ROCm writes the same deviceProperties with HIP's values: computeMajor/Minor
 // are the gfx family digits (gfx942 -> 9.4), not a CUDA compute capability, and warpSize is
 // 64. An AMD device is named by its name, its gfx target (gcnArchName where the trace has
@@ -174,7 +191,7 @@ void DescribeVendor(const std::string& gcn_arch, bool rocm_key, bool cuda_key,
       }
     }
     d->set_arch(arch);
-    if (d->name().empty()) {
+    if (d->name().empty() && !NameFromProperties(d)) {
       d->set_name(!arch.empty() ? absl::StrCat("AMD GPU (", arch, ")")
                   : major > 0   ? absl::StrCat("AMD GPU (HIP ", major, ".", minor, ")")
                                 : "AMD GPU");
@@ -184,7 +201,7 @@ void DescribeVendor(const std::string& gcn_arch, bool rocm_key, bool cuda_key,
   }
   if (cuda_key || lower.find("nvidia") != std::string::npos) d->set_vendor("NVIDIA");
   if (d->cc_major() > 0) d->set_arch(absl::StrCat("sm_", d->cc_major(), d->cc_minor()));
-  if (d->name().empty()) d->set_name("unknown");
+  if (d->name().empty() && !NameFromProperties(d)) d->set_name("unknown");
 }
 
 void KinetoReader::ReadDeviceProperties(od::document& doc) {

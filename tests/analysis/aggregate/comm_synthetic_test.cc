@@ -250,6 +250,33 @@ TEST(CommSynthetic, MessageSizesBusBandwidthAndGraphLaunches) {
 
 // Custom all-reduce and NVLS multimem kernels are communication; multimem's factor is
 // nccl-tests's in-network reduction, (n-1)/(n+1). Without a "Group size" the run's TP degree.
+// PyTorch describes a group it did not name as "undefined" (vLLM's and SGLang's groups in the
+// TraceLens traces): the row names the group by its ranks, else its size, never that word.
+TEST(CommSynthetic, UnnamedProcessGroupsByRanksOrSize) {
+  proto::Trace t = NewTrace();
+  proto::Activity* a = Collective(&t, "ncclDevKernel_AllGather_RING_LL", 0, 10 * kUs,
+                                  "_allgather_base", 1000, 8000, "BFloat16", 8);
+  (*a->mutable_args())["Process Group Name"] = "3";
+  (*a->mutable_args())["Process Group Description"] = "undefined";
+  (*a->mutable_args())["Process Group Ranks"] = "[0, 1, 2, 3, 4, 5, 6, 7]";
+  proto::Activity* b = Collective(&t, "ncclKernel_AllReduce_RING_LL_Sum_half", 20 * kUs, 30 * kUs,
+                                  "allreduce", 64, 64, "Half", 4);
+  (*b->mutable_args())["Process Group Name"] = "5";
+  (*b->mutable_args())["Process Group Description"] = "undefined";
+  (*b->mutable_args())["Process Group Ranks"] = "[0, 2, 4, 6]";
+  proto::Activity* c = Collective(&t, "ncclKernel_Broadcast_RING_LL_Sum_int8_t", 40 * kUs,
+                                  50 * kUs, "broadcast", 8, 8, "Half", 2);
+  (*c->mutable_args())["Process Group Name"] = "7";
+  (*c->mutable_args())["Process Group Description"] = "undefined";
+  const proto::Profile p = AnalyzeOne(t, "rtx-pro-6000");
+  ASSERT_NE(Row(p, "all_gather"), nullptr);
+  EXPECT_EQ(Row(p, "all_gather")->process_group(), "3 (ranks 0-7)");
+  ASSERT_NE(Row(p, "all_reduce"), nullptr);
+  EXPECT_EQ(Row(p, "all_reduce")->process_group(), "5 (ranks 0,2,4,6)");
+  ASSERT_NE(Row(p, "broadcast"), nullptr);
+  EXPECT_EQ(Row(p, "broadcast")->process_group(), "7 (2 ranks)");
+}
+
 TEST(CommSynthetic, CustomAndSymmetricMemoryAllReduce) {
   proto::Trace t = NewTrace("NVIDIA H100 80GB HBM3");
   t.mutable_header()->mutable_run()->set_tp(4);

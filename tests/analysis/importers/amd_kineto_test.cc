@@ -194,23 +194,32 @@ TEST(AmdKineto, UnlistedDeviceStaysUnknownWhenTheListedOnesDiffer) {
   EXPECT_EQ(t->header().devices(0).name(), "unknown");
 }
 
-TEST(AmdKineto, UnnamedDevicesAreNamedByTheirTarget) {
-  // vLLM's ROCm traces leave the name empty; newer Kineto builds add gcnArchName.
+TEST(AmdKineto, UnnamedDevicesAreIdentifiedByTheirPropertiesOrTarget) {
+  // vLLM's ROCm traces leave the name empty; newer Kineto builds add gcnArchName. Their 304
+  // CUs and ~192 GiB fit one row of the spec table: the name says which, and how.
   std::string props = WithDevice(kMi300x, "\"name\": \"AMD Instinct MI300X\"",
                                  "\"name\": \"\", \"gcnArchName\": \"gfx942:sramecc+:xnack-\"");
   const Written w = WriteTrace("rocm_gcn.json", WithDevice(props, "\"id\": 0", "\"id\": 2"));
   auto t = importers::ImportFile(w.path, Quiet());
   ASSERT_TRUE(t.ok()) << t.status();
-  EXPECT_EQ(t->header().devices(0).name(), "AMD GPU (gfx942)");
+  EXPECT_EQ(t->header().devices(0).name(), "Instinct MI300X (identified by 304 CUs, 191 GiB and gfx942)");
   EXPECT_EQ(t->header().devices(0).arch(), "gfx942");
 
   props = WithDevice(kMi300x, "\"name\": \"AMD Instinct MI300X\"", "\"name\": \"\"");
   const Written bare = WriteTrace("rocm_bare.json", WithDevice(props, "\"id\": 0", "\"id\": 2"));
   t = importers::ImportFile(bare.path, Quiet());
   ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->header().devices(0).name(), "Instinct MI300X (identified by 304 CUs and 191 GiB)");
+  EXPECT_EQ(t->header().devices(0).arch(), "gfx942");  // the row's target
+  EXPECT_EQ(t->header().devices(0).vendor(), "AMD");
+
+  // Properties no row fits (a CU count the table has not): named by what the trace says.
+  props = WithDevice(props, "\"numSms\": 304", "\"numSms\": 200");
+  const Written odd = WriteTrace("rocm_odd.json", WithDevice(props, "\"id\": 0", "\"id\": 2"));
+  t = importers::ImportFile(odd.path, Quiet());
+  ASSERT_TRUE(t.ok()) << t.status();
   EXPECT_EQ(t->header().devices(0).name(), "AMD GPU (HIP 9.4)");
   EXPECT_EQ(t->header().devices(0).arch(), "");
-  EXPECT_EQ(t->header().devices(0).vendor(), "AMD");
 }
 
 }  // namespace

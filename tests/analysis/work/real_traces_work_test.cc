@@ -10,7 +10,7 @@
 #include <cctype>
 #include <map>
 
-#include "analysis/aggregate/kernel_name.h"
+#include "analysis/names/kernel_name.h"
 #include "analysis/analyze.h"
 #include "analysis/importers/import.h"
 #include "gtest/gtest.h"
@@ -74,11 +74,11 @@ TEST_P(RealTraceWork, RowsEqualTheRawShapesWork) {
     }
     for (const auto* k : kernels) {
       if (std::find(doers.begin(), doers.end(), k) != doers.end()) continue;
-      want[aggregate::NormaliseKernelName(k->name)];  // a row with no work from this call
+      want[names::NormaliseKernelName(k->name)];  // a row with no work from this call
     }
     const double n = static_cast<double>(doers.size());
     for (const auto* k : doers) {
-      Expected& e = want[aggregate::NormaliseKernelName(k->name)];
+      Expected& e = want[names::NormaliseKernelName(k->name)];
       e.flops += w.flops / n;
       e.bytes += w.bytes / n;
       e.bytes_known &= w.bytes_known;

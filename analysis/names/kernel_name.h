@@ -13,13 +13,13 @@
 //   - anonymous namespaces -> "(anonymous namespace)", lambdas -> "{lambda()#N}";
 //   - whitespace collapsed; no space next to punctuation (< > , * & ( ) [ ] :).
 // The result is for grouping and matching, not for display fidelity.
-#ifndef QPROF_ANALYSIS_AGGREGATE_KERNEL_NAME_H_
-#define QPROF_ANALYSIS_AGGREGATE_KERNEL_NAME_H_
+#ifndef QPROF_ANALYSIS_NAMES_KERNEL_NAME_H_
+#define QPROF_ANALYSIS_NAMES_KERNEL_NAME_H_
 
 #include <string>
 #include <string_view>
 
-namespace qprof::aggregate {
+namespace qprof::names {
 
 std::string NormaliseKernelName(std::string_view name);
 
@@ -38,6 +38,6 @@ std::string FoldNvtxPath(std::string_view path);
 // 61). The class name keeps its own digits ("Qwen2").
 std::string FoldModuleInstances(const std::string& text);
 
-}  // namespace qprof::aggregate
+}  // namespace qprof::names
 
-#endif  // QPROF_ANALYSIS_AGGREGATE_KERNEL_NAME_H_
+#endif  // QPROF_ANALYSIS_NAMES_KERNEL_NAME_H_

@@ -1,4 +1,4 @@
-#include "analysis/aggregate/kernel_name.h"
+#include "analysis/names/kernel_name.h"
 
 #include <cxxabi.h>
 
@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <regex>
 
-namespace qprof::aggregate {
+namespace qprof::names {
 namespace {
 
 bool IsIdent(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
@@ -231,4 +231,4 @@ std::string FoldModuleInstances(const std::string& text) {
   return out;
 }
 
-}  // namespace qprof::aggregate
+}  // namespace qprof::names
