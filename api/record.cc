@@ -205,6 +205,23 @@ void NoteMetricsCost(const std::set<std::string>& trace_files, const std::string
 #endif
 }
 
+// With --capture-range-end stop-shutdown or repeat-shutdown:N the injection library ends
+// the program with SIGTERM once the last range ended, as nsys does: that is the run
+// finishing as asked, not the program failing. True when a trace of this run says so.
+bool EndedByCaptureRange(const RecordRequest& o, int code, const std::set<std::string>& files) {
+  const std::string& end = o.capture.capture_range_end;
+  const bool shutdown = end.empty() || end == "stop-shutdown" || end.rfind("repeat-shutdown", 0) == 0;
+  if (!shutdown || o.capture.capture_range.empty() || o.capture.capture_range == "none" ||
+      code != 128 + SIGTERM) {
+    return false;
+  }
+  for (const std::string& f : files) {
+    absl::StatusOr<proto::Trace> t = ReadTrace(f);
+    if (t.ok() && t->header().collector().ended_by() == "capture range end") return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 absl::StatusOr<RecordResult> Record(const RecordRequest& o) {
@@ -221,6 +238,7 @@ absl::StatusOr<RecordResult> Record(const RecordRequest& o) {
   }
 
   if (o.duration_s < 0) return absl::InvalidArgumentError("--duration must be positive");
+  RETURN_IF_ERROR(CheckCaptureOptions(o.capture));
   // Where CMake built libqprof_inject.so, looked at after the install paths.
 #ifdef QPROF_INJECT_BUILD_PATH
   const std::string build_path = QPROF_INJECT_BUILD_PATH;
@@ -252,11 +270,32 @@ absl::StatusOr<RecordResult> Record(const RecordRequest& o) {
   env.out_dir = AbsolutePath(o.out_dir);
   env.run_token = NewRunToken();
   env.duration_s = o.duration_s;
+  env.capture = o.capture;
 
   note(fmt::format("recording {} (traces in {}, run {})", o.command[0], env.out_dir,
                    env.run_token));
+  if (!o.capture.capture_range.empty() && o.capture.capture_range != "none") {
+    const std::string range =
+        o.capture.capture_range == "nvtx" ? "nvtx:" + o.capture.nvtx_capture : o.capture.capture_range;
+    const std::string end =
+        o.capture.capture_range_end.empty() ? "stop-shutdown" : o.capture.capture_range_end;
+    note(fmt::format("only work launched inside {} capture ranges is recorded (range end: {}{})",
+                     range, end,
+                     end == "stop-shutdown" || end.rfind("repeat-shutdown", 0) == 0
+                         ? ", then the program is ended with SIGTERM"
+                         : ""));
+  }
+  if (o.capture.delay_s > 0) {
+    note(fmt::format("nothing is recorded in the first {} s (--delay)", o.capture.delay_s));
+  }
   ASSIGN_OR_RETURN(int code, RunChild(o.command, RecordEnvironment(env), o.on_note));
   const RunTraces traces = ListRunTraces(env.out_dir, env.run_token, false);
+  if (EndedByCaptureRange(o, code, traces.complete)) {
+    note(fmt::format("{} was ended at the end of the capture range (--capture-range-end {})",
+                     o.command[0], o.capture.capture_range_end.empty()
+                                       ? "stop-shutdown" : o.capture.capture_range_end));
+    code = 0;
+  }
   if (traces.complete.empty() && traces.cut.empty()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "the command wrote no trace (exit status ", code, "): it never initialised CUDA, or "
@@ -274,8 +313,10 @@ absl::StatusOr<RecordResult> Record(const RecordRequest& o) {
     std::map<std::string, std::string> metrics_env = RecordEnvironment(env);
     metrics_env["QPROF_METRIC_SET"] = o.metric_set.empty() ? "default" : o.metric_set;
     ASSIGN_OR_RETURN(int mcode, RunChild(o.command, metrics_env, o.on_note));
-    if (mcode != 0) note(fmt::format("metrics pass exited with status {}", mcode));
     const RunTraces metric_files = ListRunTraces(env.out_dir, env.run_token, true);
+    if (mcode != 0 && !EndedByCaptureRange(o, mcode, metric_files.complete)) {
+      note(fmt::format("metrics pass exited with status {}", mcode));
+    }
     if (metric_files.complete.empty()) {
       note("the metrics pass wrote no metrics; traces have times only");
     } else {
