@@ -56,6 +56,33 @@ TEST(RangeMatchTest, EqualGridsWithOtherBlocksAreCaughtByTheThreadCount) {
   EXPECT_NE(m.reasons[0].find("out of step"), std::string::npos) << m.reasons[0];
 }
 
+// A chip without the thread counter: the CTA count alone must catch ranges out of step.
+TEST(RangeMatchTest, WithoutTheThreadCounterTheCtaCountStillChecks) {
+  LaunchSequence s(16);
+  s.AddLaunch("a", {4, 128}, 1);
+  s.AddLaunch("b", {8, 128}, 1);
+  const RangeMatch m = MatchRanges(s, 2, 0, {{8, kNaN}, {4, kNaN}});
+  EXPECT_TRUE(m.context_refused);
+  EXPECT_EQ(m.named, 0u);
+  EXPECT_EQ(m.checked_by_threads, 0u);
+}
+
+// A kernel launched inside a library call, measuring like the launch after it: every
+// range fits its launch in order, but one is left over, so the order cannot be trusted
+// (range 1 may be the library's, and launch b's range the last one).
+TEST(RangeMatchTest, ALeftoverRangeRefusesTheContextEvenWhenEveryRangeFits) {
+  LaunchSequence s(16);
+  s.AddLaunch("a", {4, 128}, 1);
+  s.AddLaunch("b", {8, 128}, 1);
+  const RangeMatch m =
+      MatchRanges(s, 3, 0, {Measured(4, 128), Measured(8, 128), Measured(8, 128)});
+  EXPECT_TRUE(m.context_refused);
+  EXPECT_EQ(m.named, 0u);
+  ASSERT_FALSE(m.reasons.empty());
+  EXPECT_NE(m.reasons[0].find("3 ranges (0 of them dropped) but 2 launches"), std::string::npos)
+      << m.reasons[0];
+}
+
 // Two threads, same grid and block, other kernels: no counter can tell their ranges
 // apart, so both are refused; their neighbours keep theirs.
 TEST(RangeMatchTest, IndistinguishableNeighboursFromTwoThreadsAreRefused) {
@@ -124,6 +151,7 @@ TEST(RangeMatchTest, AnEagerMismatchRefusesTheContext) {
   const RangeMatch m = MatchRanges(s, 3, 0, {Measured(4, 128), Measured(1, 32), Measured(8, 128)});
   EXPECT_TRUE(m.context_refused);
   EXPECT_EQ(m.named, 0u);
+  ASSERT_FALSE(m.reasons.empty());
   EXPECT_NE(m.reasons[0].find("3 ranges (0 of them dropped) but 2 launches"), std::string::npos)
       << m.reasons[0];
 }
@@ -158,6 +186,7 @@ TEST(RangeMatchTest, AnUnknownGraphLaunchIsBoundedByTheLaunchesAfterIt) {
   const RangeMatch m = MatchRanges(
       s, 5, 0, {Measured(7, 64), Measured(1, 32), Measured(2, 32), Measured(9, 64), Measured(11, 64)});
   EXPECT_EQ(m.launch_of_range, (std::vector<int64_t>{0, -1, -1, 1, 2}));
+  ASSERT_FALSE(m.reasons.empty());
   EXPECT_NE(m.reasons[0].find("instantiation was not seen"), std::string::npos) << m.reasons[0];
 }
 
