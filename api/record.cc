@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <set>
 #include <thread>
@@ -222,6 +223,53 @@ bool EndedByCaptureRange(const RecordRequest& o, int code, const std::set<std::s
   return false;
 }
 
+// What the capture options will do, said before the program starts.
+void NoteCapture(const CaptureOptions& c, const std::function<void(const std::string&)>& note) {
+  if (!c.capture_range.empty() && c.capture_range != "none") {
+    const std::string range = c.capture_range == "nvtx" ? "nvtx:" + c.nvtx_capture : c.capture_range;
+    const std::string end = c.capture_range_end.empty() ? "stop-shutdown" : c.capture_range_end;
+    note(fmt::format("only work launched inside {} capture ranges is recorded (range end: {}{})",
+                     range, end,
+                     end == "stop-shutdown" || end.rfind("repeat-shutdown", 0) == 0
+                         ? ", then the program is ended with SIGTERM"
+                         : ""));
+  }
+  if (c.delay_s > 0) note(fmt::format("nothing is recorded in the first {} s (--delay)", c.delay_s));
+}
+
+// The second run with hardware counters, joined onto the first run's traces.
+absl::Status RunMetricsPass(const RecordRequest& o, RecordEnvOptions env, const RunTraces& traces) {
+  auto note = [&o](const std::string& line) {
+    if (o.on_note) o.on_note(line);
+  };
+  if (!o.metric_set.empty() && o.metric_set != "default" && o.metric_set != "full") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unknown metric set '", o.metric_set, "': default or full"));
+  }
+  NoteMetricsCost(traces.complete, o.metric_set, o.on_note);
+  note("metrics pass: running the command again with hardware counters (kernel replay, "
+       "slower)");
+  env.metrics_pass = true;
+  std::map<std::string, std::string> metrics_env = RecordEnvironment(env);
+  metrics_env["QPROF_METRIC_SET"] = o.metric_set.empty() ? "default" : o.metric_set;
+  ASSIGN_OR_RETURN(int mcode, RunChild(o.command, metrics_env, o.on_note));
+  const RunTraces metric_files = ListRunTraces(env.out_dir, env.run_token, true);
+  if (mcode != 0 && !EndedByCaptureRange(o, mcode, metric_files.complete)) {
+    note(fmt::format("metrics pass exited with status {}", mcode));
+  }
+  if (metric_files.complete.empty()) {
+    note("the metrics pass wrote no metrics; traces have times only");
+  } else {
+    RETURN_IF_ERROR(JoinMetricsPass(traces.complete, metric_files.complete));
+    // The metrics now live in the traces; the pass files have no usable times.
+    for (const std::string& f : metric_files.complete) std::remove(f.c_str());
+    note(fmt::format("joined {} metrics pass file(s) into the traces",
+                     metric_files.complete.size()));
+  }
+  for (const std::string& f : metric_files.cut) std::remove(f.c_str());
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<RecordResult> Record(const RecordRequest& o) {
@@ -274,20 +322,7 @@ absl::StatusOr<RecordResult> Record(const RecordRequest& o) {
 
   note(fmt::format("recording {} (traces in {}, run {})", o.command[0], env.out_dir,
                    env.run_token));
-  if (!o.capture.capture_range.empty() && o.capture.capture_range != "none") {
-    const std::string range =
-        o.capture.capture_range == "nvtx" ? "nvtx:" + o.capture.nvtx_capture : o.capture.capture_range;
-    const std::string end =
-        o.capture.capture_range_end.empty() ? "stop-shutdown" : o.capture.capture_range_end;
-    note(fmt::format("only work launched inside {} capture ranges is recorded (range end: {}{})",
-                     range, end,
-                     end == "stop-shutdown" || end.rfind("repeat-shutdown", 0) == 0
-                         ? ", then the program is ended with SIGTERM"
-                         : ""));
-  }
-  if (o.capture.delay_s > 0) {
-    note(fmt::format("nothing is recorded in the first {} s (--delay)", o.capture.delay_s));
-  }
+  NoteCapture(o.capture, note);
   ASSIGN_OR_RETURN(int code, RunChild(o.command, RecordEnvironment(env), o.on_note));
   const RunTraces traces = ListRunTraces(env.out_dir, env.run_token, false);
   if (EndedByCaptureRange(o, code, traces.complete)) {
@@ -301,33 +336,7 @@ absl::StatusOr<RecordResult> Record(const RecordRequest& o) {
         "the command wrote no trace (exit status ", code, "): it never initialised CUDA, or "
         "the CUDA driver did not load ", inject, " (see the qprof[inject] lines above)"));
   }
-  if (o.metrics) {
-    if (!o.metric_set.empty() && o.metric_set != "default" && o.metric_set != "full") {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "unknown metric set '", o.metric_set, "': default or full"));
-    }
-    NoteMetricsCost(traces.complete, o.metric_set, o.on_note);
-    note("metrics pass: running the command again with hardware counters (kernel replay, "
-         "slower)");
-    env.metrics_pass = true;
-    std::map<std::string, std::string> metrics_env = RecordEnvironment(env);
-    metrics_env["QPROF_METRIC_SET"] = o.metric_set.empty() ? "default" : o.metric_set;
-    ASSIGN_OR_RETURN(int mcode, RunChild(o.command, metrics_env, o.on_note));
-    const RunTraces metric_files = ListRunTraces(env.out_dir, env.run_token, true);
-    if (mcode != 0 && !EndedByCaptureRange(o, mcode, metric_files.complete)) {
-      note(fmt::format("metrics pass exited with status {}", mcode));
-    }
-    if (metric_files.complete.empty()) {
-      note("the metrics pass wrote no metrics; traces have times only");
-    } else {
-      RETURN_IF_ERROR(JoinMetricsPass(traces.complete, metric_files.complete));
-      // The metrics now live in the traces; the pass files have no usable times.
-      for (const std::string& f : metric_files.complete) std::remove(f.c_str());
-      note(fmt::format("joined {} metrics pass file(s) into the traces",
-                       metric_files.complete.size()));
-    }
-    for (const std::string& f : metric_files.cut) std::remove(f.c_str());
-  }
+  if (o.metrics) RETURN_IF_ERROR(RunMetricsPass(o, env, traces));
   RecordResult result;
   result.exit_code = code;
   for (const std::set<std::string>* files : {&traces.complete, &traces.cut}) {
