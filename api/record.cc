@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <set>
 #include <thread>
@@ -205,6 +206,70 @@ void NoteMetricsCost(const std::set<std::string>& trace_files, const std::string
 #endif
 }
 
+// With --capture-range-end stop-shutdown or repeat-shutdown:N the injection library ends
+// the program with SIGTERM once the last range ended, as nsys does: that is the run
+// finishing as asked, not the program failing. True when a trace of this run says so.
+bool EndedByCaptureRange(const RecordRequest& o, int code, const std::set<std::string>& files) {
+  const std::string& end = o.capture.capture_range_end;
+  const bool shutdown = end.empty() || end == "stop-shutdown" || end.rfind("repeat-shutdown", 0) == 0;
+  if (!shutdown || o.capture.capture_range.empty() || o.capture.capture_range == "none" ||
+      code != 128 + SIGTERM) {
+    return false;
+  }
+  for (const std::string& f : files) {
+    absl::StatusOr<proto::Trace> t = ReadTrace(f);
+    if (t.ok() && t->header().collector().ended_by() == "capture range end") return true;
+  }
+  return false;
+}
+
+// What the capture options will do, said before the program starts.
+void NoteCapture(const CaptureOptions& c, const std::function<void(const std::string&)>& note) {
+  if (!c.capture_range.empty() && c.capture_range != "none") {
+    const std::string range = c.capture_range == "nvtx" ? "nvtx:" + c.nvtx_capture : c.capture_range;
+    const std::string end = c.capture_range_end.empty() ? "stop-shutdown" : c.capture_range_end;
+    note(fmt::format("only work launched inside {} capture ranges is recorded (range end: {}{})",
+                     range, end,
+                     end == "stop-shutdown" || end.rfind("repeat-shutdown", 0) == 0
+                         ? ", then the program is ended with SIGTERM"
+                         : ""));
+  }
+  if (c.delay_s > 0) note(fmt::format("nothing is recorded in the first {} s (--delay)", c.delay_s));
+}
+
+// The second run with hardware counters, joined onto the first run's traces.
+absl::Status RunMetricsPass(const RecordRequest& o, RecordEnvOptions env, const RunTraces& traces) {
+  auto note = [&o](const std::string& line) {
+    if (o.on_note) o.on_note(line);
+  };
+  if (!o.metric_set.empty() && o.metric_set != "default" && o.metric_set != "full") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unknown metric set '", o.metric_set, "': default or full"));
+  }
+  NoteMetricsCost(traces.complete, o.metric_set, o.on_note);
+  note("metrics pass: running the command again with hardware counters (kernel replay, "
+       "slower)");
+  env.metrics_pass = true;
+  std::map<std::string, std::string> metrics_env = RecordEnvironment(env);
+  metrics_env["QPROF_METRIC_SET"] = o.metric_set.empty() ? "default" : o.metric_set;
+  ASSIGN_OR_RETURN(int mcode, RunChild(o.command, metrics_env, o.on_note));
+  const RunTraces metric_files = ListRunTraces(env.out_dir, env.run_token, true);
+  if (mcode != 0 && !EndedByCaptureRange(o, mcode, metric_files.complete)) {
+    note(fmt::format("metrics pass exited with status {}", mcode));
+  }
+  if (metric_files.complete.empty()) {
+    note("the metrics pass wrote no metrics; traces have times only");
+  } else {
+    RETURN_IF_ERROR(JoinMetricsPass(traces.complete, metric_files.complete));
+    // The metrics now live in the traces; the pass files have no usable times.
+    for (const std::string& f : metric_files.complete) std::remove(f.c_str());
+    note(fmt::format("joined {} metrics pass file(s) into the traces",
+                     metric_files.complete.size()));
+  }
+  for (const std::string& f : metric_files.cut) std::remove(f.c_str());
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<RecordResult> Record(const RecordRequest& o) {
@@ -221,6 +286,7 @@ absl::StatusOr<RecordResult> Record(const RecordRequest& o) {
   }
 
   if (o.duration_s < 0) return absl::InvalidArgumentError("--duration must be positive");
+  RETURN_IF_ERROR(CheckCaptureOptions(o.capture));
   // Where CMake built libqprof_inject.so, looked at after the install paths.
 #ifdef QPROF_INJECT_BUILD_PATH
   const std::string build_path = QPROF_INJECT_BUILD_PATH;
@@ -252,41 +318,25 @@ absl::StatusOr<RecordResult> Record(const RecordRequest& o) {
   env.out_dir = AbsolutePath(o.out_dir);
   env.run_token = NewRunToken();
   env.duration_s = o.duration_s;
+  env.capture = o.capture;
 
   note(fmt::format("recording {} (traces in {}, run {})", o.command[0], env.out_dir,
                    env.run_token));
+  NoteCapture(o.capture, note);
   ASSIGN_OR_RETURN(int code, RunChild(o.command, RecordEnvironment(env), o.on_note));
   const RunTraces traces = ListRunTraces(env.out_dir, env.run_token, false);
+  if (EndedByCaptureRange(o, code, traces.complete)) {
+    note(fmt::format("{} was ended at the end of the capture range (--capture-range-end {})",
+                     o.command[0], o.capture.capture_range_end.empty()
+                                       ? "stop-shutdown" : o.capture.capture_range_end));
+    code = 0;
+  }
   if (traces.complete.empty() && traces.cut.empty()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "the command wrote no trace (exit status ", code, "): it never initialised CUDA, or "
         "the CUDA driver did not load ", inject, " (see the qprof[inject] lines above)"));
   }
-  if (o.metrics) {
-    if (!o.metric_set.empty() && o.metric_set != "default" && o.metric_set != "full") {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "unknown metric set '", o.metric_set, "': default or full"));
-    }
-    NoteMetricsCost(traces.complete, o.metric_set, o.on_note);
-    note("metrics pass: running the command again with hardware counters (kernel replay, "
-         "slower)");
-    env.metrics_pass = true;
-    std::map<std::string, std::string> metrics_env = RecordEnvironment(env);
-    metrics_env["QPROF_METRIC_SET"] = o.metric_set.empty() ? "default" : o.metric_set;
-    ASSIGN_OR_RETURN(int mcode, RunChild(o.command, metrics_env, o.on_note));
-    if (mcode != 0) note(fmt::format("metrics pass exited with status {}", mcode));
-    const RunTraces metric_files = ListRunTraces(env.out_dir, env.run_token, true);
-    if (metric_files.complete.empty()) {
-      note("the metrics pass wrote no metrics; traces have times only");
-    } else {
-      RETURN_IF_ERROR(JoinMetricsPass(traces.complete, metric_files.complete));
-      // The metrics now live in the traces; the pass files have no usable times.
-      for (const std::string& f : metric_files.complete) std::remove(f.c_str());
-      note(fmt::format("joined {} metrics pass file(s) into the traces",
-                       metric_files.complete.size()));
-    }
-    for (const std::string& f : metric_files.cut) std::remove(f.c_str());
-  }
+  if (o.metrics) RETURN_IF_ERROR(RunMetricsPass(o, env, traces));
   RecordResult result;
   result.exit_code = code;
   for (const std::set<std::string>* files : {&traces.complete, &traces.cut}) {

@@ -20,6 +20,7 @@
 
 #include "absl/status/statusor.h"
 #include "api/analyze.h"
+#include "api/record_support.h"
 #include "proto/profile.pb.h"
 #include "proto/trace.pb.h"
 
@@ -32,6 +33,10 @@ struct RecordRequest {
   std::vector<std::string> command;  // the program and its arguments
   std::string out_dir = "qprof-traces";
   double duration_s = 0;             // keep GPU activity of the first S seconds (0 = all)
+  // Record only the work inside capture ranges (cudaProfilerStart/Stop, a named NVTX
+  // range) and/or after a delay, as nsys's --capture-range, --nvtx-capture,
+  // --capture-range-end and --delay do (profiler/capture_range.h).
+  CaptureOptions capture;
   bool metrics = false;              // a second run with hardware counters
   std::string metric_set;            // its set: "default" (also when empty) or "full"
   NoteFn on_note;                    // "recording ...", the metrics pass, orphans
@@ -45,7 +50,8 @@ struct RecordResult {
   std::string no_profile_reason;
 };
 
-// Errors: InvalidArgument (nothing to run, qprof itself, a negative duration),
+// Errors: InvalidArgument (nothing to run, qprof itself, a negative duration or delay,
+// capture options that do not parse),
 // FailedPrecondition (a build without CUDA, no trace written), Unavailable (no driver),
 // NotFound (no injection library). A command that exits non-zero still returns its traces
 // with exit_code set.

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
+#include "profiler/capture_range.h"
 
 namespace qprof::api {
 namespace {
@@ -93,7 +94,46 @@ std::map<std::string, std::string> RecordEnvironment(const RecordEnvOptions& o) 
   env["QPROF_RUN_TOKEN"] = o.run_token;
   env["QPROF_MODE"] = o.metrics_pass ? "metrics" : "trace";
   if (o.duration_s > 0) env["QPROF_DURATION_S"] = absl::StrCat(o.duration_s);
+  const CaptureOptions& c = o.capture;
+  if (!c.capture_range.empty() && c.capture_range != "none") {
+    env["QPROF_CAPTURE_RANGE"] = c.capture_range;
+    if (!c.nvtx_capture.empty()) env["QPROF_NVTX_CAPTURE"] = c.nvtx_capture;
+    env["QPROF_CAPTURE_RANGE_END"] = c.capture_range_end.empty() ? "stop-shutdown"
+                                                                 : c.capture_range_end;
+  }
+  if (c.delay_s > 0) env["QPROF_DELAY_S"] = absl::StrCat(c.delay_s);
   return env;
+}
+
+absl::Status CheckCaptureOptions(const CaptureOptions& o) {
+  profiler::CaptureSpec spec;
+  std::string error;
+  if (o.delay_s < 0) return absl::InvalidArgumentError("--delay must not be negative");
+  const std::string range = o.capture_range.empty() ? "none" : o.capture_range;
+  if (!profiler::ParseCaptureRange(range, &spec, &error)) return absl::InvalidArgumentError(error);
+  if (!o.capture_range_end.empty() &&
+      !profiler::ParseCaptureRangeEnd(o.capture_range_end, &spec, &error)) {
+    return absl::InvalidArgumentError(error);
+  }
+  const bool nvtx = spec.trigger == profiler::CaptureSpec::Trigger::kNvtx;
+  if (range == "nvtx") {
+    if (o.nvtx_capture.empty()) {
+      return absl::InvalidArgumentError(
+          "--capture-range=nvtx needs --nvtx-capture=RANGE[@DOMAIN] (or "
+          "--capture-range=nvtx:RANGE[@DOMAIN])");
+    }
+    if (!profiler::ParseNvtxCapture(o.nvtx_capture, &spec, &error)) {
+      return absl::InvalidArgumentError(error);
+    }
+  } else if (!o.nvtx_capture.empty()) {
+    return absl::InvalidArgumentError(
+        nvtx ? "--nvtx-capture and --capture-range=nvtx:RANGE name the range twice: use one"
+             : "--nvtx-capture needs --capture-range=nvtx");
+  }
+  if (!o.capture_range_end.empty() && spec.trigger == profiler::CaptureSpec::Trigger::kNone) {
+    return absl::InvalidArgumentError("--capture-range-end needs --capture-range");
+  }
+  return absl::OkStatus();
 }
 
 std::string AbsolutePath(const std::string& path) {

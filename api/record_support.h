@@ -32,6 +32,18 @@ LddResult ParseLdd(const std::string& ldd_output);
 // and how to fix it. OK when nothing is missing.
 absl::Status CheckDependencies(const std::string& library, const LddResult& ldd);
 
+// `qprof record`'s capture options, as nsys spells them (profiler/capture_range.h):
+// --capture-range none|cudaProfilerApi|nvtx|nvtx:NAME[@DOMAIN], --nvtx-capture
+// NAME[@DOMAIN] (with nvtx), --capture-range-end, --delay. InvalidArgument, with one line
+// saying what is wrong, for values that do not parse or do not go together.
+struct CaptureOptions {
+  std::string capture_range;      // "" = none
+  std::string nvtx_capture;
+  std::string capture_range_end;  // "" = stop-shutdown (nsys's default)
+  double delay_s = 0;
+};
+absl::Status CheckCaptureOptions(const CaptureOptions& o);
+
 struct RecordEnvOptions {
   std::string inject_library;
   std::string cupti_library;  // what NVTX_INJECTION64_PATH names ("" to leave it alone)
@@ -40,6 +52,7 @@ struct RecordEnvOptions {
   bool metrics_pass = false;
   double duration_s = 0;
   bool nvtx = true;           // false: QPROF_NVTX=off, NVTX_INJECTION64_PATH not set
+  CaptureOptions capture;     // QPROF_CAPTURE_RANGE, QPROF_NVTX_CAPTURE, ... (when set)
 };
 
 // Environment additions for the profiled command.

@@ -1,4 +1,6 @@
-// `qprof record [--metrics[=full]] [--out DIR] [--duration S] [--] CMD ARGS...`
+// `qprof record [--metrics[=full]] [--out DIR] [--duration S] [--delay S]
+//   [--capture-range=cudaProfilerApi|nvtx[:NAME[@DOMAIN]]] [--nvtx-capture=NAME[@DOMAIN]]
+//   [--capture-range-end=stop-shutdown|stop|none|repeat[:N]|repeat-shutdown:N] [--] CMD ARGS...`
 //
 // Like `nsys profile`: options before the command are qprof's, everything from the first
 // word that is not one of them (or after `--`) is the command and its arguments. The work
@@ -36,6 +38,14 @@ void PrintTraceLine(const std::string& file, const proto::Trace& t) {
     fmt::print("  forked without exec from pid {}\n", t.header().process().forked_from_pid());
   }
   if (!s.ended_by().empty() && s.ended_by() != "exit") fmt::print("  ended by {}\n", s.ended_by());
+  const auto& extra = t.header().run().extra();
+  if (auto range = extra.find("capture_range"); range != extra.end()) {
+    auto count = extra.find("capture_ranges");
+    auto end = extra.find("capture_range_end");
+    fmt::print("  capture range {}: {} range(s) recorded (range end: {})\n", range->second,
+               count != extra.end() ? count->second : "0",
+               end != extra.end() ? end->second : "?");
+  }
   if (!s.subscriber_conflict().empty()) {
     fmt::print("  another CUPTI client held the GPU: {}\n", s.subscriber_conflict());
   }
@@ -89,9 +99,25 @@ void RegisterRecordCommand(CLI::App& app, CommandRunner& runner) {
                   "Folder for the traces (qprof-<pid>-<run token>.qtrace, one per CUDA process)")
       ->capture_default_str();
   sub->add_option("--duration", o->duration_s,
-                  "Keep only GPU activity of the first S seconds after CUDA starts (the "
-                  "command still runs to completion; 0 = all)")
+                  "Keep only GPU activity of the first S seconds after CUDA starts (after "
+                  "--delay; the command still runs to completion; 0 = all)")
       ->capture_default_str();
+  sub->add_option("--delay,-y", o->capture.delay_s,
+                  "Record nothing in the first S seconds after CUDA starts (as nsys --delay)")
+      ->capture_default_str();
+  sub->add_option("--capture-range,-c", o->capture.capture_range,
+                  "Record only the work launched inside capture ranges, as nsys does: "
+                  "cudaProfilerApi (between cudaProfilerStart and cudaProfilerStop: vLLM's and "
+                  "SGLang's /start_profile and /stop_profile in CUDA-profiler mode), nvtx (an NVTX "
+                  "range named by --nvtx-capture), or nvtx:RANGE[@DOMAIN]; none records everything");
+  sub->add_option("--nvtx-capture,-p", o->capture.nvtx_capture,
+                  "With --capture-range=nvtx: the NVTX range's message, RANGE or RANGE@DOMAIN "
+                  "(RANGE@* for any domain; the default domain otherwise)");
+  sub->add_option("--capture-range-end", o->capture.capture_range_end,
+                  "What the end of a capture range does, as nsys: stop-shutdown (default: the "
+                  "trace is finished and the program ended with SIGTERM), stop (the program "
+                  "keeps running), none (range ends are ignored), repeat[:N] (every range, or "
+                  "the first N), repeat-shutdown:N (the first N, then the program is ended)");
   // main() puts a `--` before the first word that is not one of the options above
   // (InsertCommandSeparator), so the command's own options never reach CLI11.
   sub->add_option("command", o->command,

@@ -18,7 +18,12 @@
 # a section that no longer fits is SKIPPED and listed. Every section prints PASS, FAIL or
 # SKIP as soon as it ends; if the caller's timeout kills the script anyway, the TERM trap
 # prints the sections done so far. Checks that cannot run here (no counter permission, no
-# torch) say SKIP with the reason instead of failing. Exit status: 1 when a section failed.
+# torch) say SKIP with the reason instead of failing; a metrics pass that records no
+# range for any OTHER reason FAILS (issue 35: the range profiler's range must be pushed
+# in auto range mode, and a pass with no range must never look green). The "ranges per
+# launch kind" table at the end (from profiler_cupti_gpu_test's RangesPerLaunchKind)
+# shows what CUPTI made of eager, captured and graph-replayed launches: expected vs
+# recorded. Exit status: 1 when a section failed.
 set -u
 BUILD=${1:-build}
 OUT=${QPROF_CHECK_OUT:-/tmp/qprof-cupti-check}
@@ -94,9 +99,13 @@ record_metrics() {
   if grep -q "metrics measured" "$OUT/torch-metrics.txt"; then
     "$CHECK" "$OUT"/torch-metrics/qprof-[0-9]*[0-9].qtrace \
       --expect-tensor 'nvjet|gemm|xmma|cutlass|sm90=40' --expect-simt 'elementwise=1'
+  elif grep -qiE "admin|privilege|NVreg_RestrictProfilingToAdminUsers" "$OUT/torch-metrics.txt"; then
+    cat "$OUT/torch-metrics.txt"
+    echo "SKIP: metrics not measured here: counters need permission (reason above)"
   else
     cat "$OUT/torch-metrics.txt"
-    echo "SKIP: metrics not measured here (reason above: counter permission?)"
+    echo "FAIL: the metrics pass measured nothing, and not for lack of counter permission"
+    return 1
   fi
 }
 export QPROF CHECK OUT HERE
@@ -118,10 +127,17 @@ run_traces() {
 export -f run_traces
 section "qprof run --backend cuda, both formats (trace mode)" 30 10 run_traces
 
-# What was measured about CUPTI's undocumented behaviour (issue 25), from the tests above.
+# What was measured about CUPTI's undocumented behaviour (issues 25 and 35), from the
+# tests above.
 printf '\n== measured:\n'
 grep -hE '^(metrics:|two threads:|not profiled:|eager: )' "$OUT"/gpu_test.txt "$OUT"/graph_metrics.txt 2>/dev/null |
   sed 's/^/  /' || true
+printf '\n== ranges per launch kind (expected vs recorded; the graph question):\n'
+if grep -q '^ranges:' "$OUT"/gpu_test.txt 2>/dev/null; then
+  grep -h '^ranges:' "$OUT"/gpu_test.txt | sed 's/^ranges: /  /'
+else
+  echo "  (not measured: RangesPerLaunchKind did not run or printed nothing; see gpu_test.txt)"
+fi
 
 if [ "$FAIL" = 0 ]; then report PASS; else report FAIL; fi
 exit "$FAIL"

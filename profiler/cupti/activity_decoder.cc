@@ -295,6 +295,12 @@ void ActivityDecoder::AddClonedNode(uint64_t node_id, uint64_t original_id) {
 }
 
 void ActivityDecoder::Emit(ActivityData a) {
+  // Capture ranges are decided by when the work was launched: known only now.
+  if (capture_gate_ != nullptr && !capture_gate_->OpenAt(a.launch_ns ? *a.launch_ns : a.start_ns)) {
+    ++stats_.records_outside_window;
+    if (kept_ > 0) --kept_;  // counted as kept by KeepGpuRecord
+    return;
+  }
   if (a.kind == ActivityKindData::kKernel && a.graph_node_id != 0) {
     std::string below;
     if (capture_paths_.PathBelowCapture(a.graph_node_id, &below)) {

@@ -38,6 +38,7 @@
 
 #include <cupti_activity.h>
 
+#include "profiler/capture_range.h"
 #include "profiler/cupti/capture_paths.h"
 #include "profiler/cupti/nvtx_ranges.h"
 #include "profiler/trace_data.h"
@@ -80,7 +81,8 @@ struct DecoderStats {
   uint64_t records_incomplete = 0; // ... of which start == end == 0: CUPTI returned the record
                                    // of a kernel still running at a forced flush
   uint64_t records_unknown = 0;    // kinds we do not decode
-  uint64_t records_outside_window = 0;  // dropped by the --duration window
+  uint64_t records_outside_window = 0;  // dropped by the --duration window, the --delay
+                                        // or a capture range
   uint64_t over_cap = 0;           // GPU records left out past max_activities
   uint64_t emitted = 0;            // GPU records handed out by TakeReady()
   uint64_t overhead_ns = 0;        // sum of OVERHEAD records' durations
@@ -120,6 +122,10 @@ class ActivityDecoder {
     window_begin_ = begin_ns;
     window_end_ = end_ns;
   }
+  // Keeps only GPU records whose launch (the API call's start; the record's own start
+  // when its launch is not known) is inside a capture range of `gate` (capture_range.h).
+  // The gate must outlive the decoder. Default: no capture range.
+  void SetCaptureGate(const CaptureGate* gate) { capture_gate_ = gate; }
   // Keeps at most `n` GPU records (for in-memory use; later ones are counted in
   // stats().over_cap). Default: no limit.
   void SetMaxActivities(uint64_t n) { max_activities_ = n; }
@@ -177,6 +183,7 @@ class ActivityDecoder {
   uint64_t max_activities_ = std::numeric_limits<uint64_t>::max();
   uint64_t kept_ = 0;
   bool expect_launch_records_ = true;
+  const CaptureGate* capture_gate_ = nullptr;
   int64_t window_begin_ = std::numeric_limits<int64_t>::min();
   int64_t window_end_ = std::numeric_limits<int64_t>::max();
   DecoderStats stats_;

@@ -177,6 +177,8 @@ void CollectorCore::OnCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbi
   }
   if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
     OnDriverCallback(cbid, *static_cast<const CUpti_CallbackData*>(data));
+  } else if (domain == CUPTI_CB_DOMAIN_NVTX) {
+    OnNvtxCallback(cbid, data);
   }
 }
 

@@ -1,7 +1,9 @@
 #include "profiler/cupti/collector_core.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <limits>
 
 #include "profiler/cupti/activity_buffer.h"
 #include "profiler/cupti/collector_callbacks.h"
@@ -105,6 +107,7 @@ CoreStatus CollectorCore::Start() {
   }
   started_ = true;
   CoreStatus s = Subscribe();
+  if (s.ok()) StartCapture();
   if (s.ok() && !metrics_mode()) s = StartTrace();
   if (s.ok() && metrics_mode()) StartMetrics();
   if (!s.ok()) {
@@ -167,12 +170,21 @@ CoreStatus CollectorCore::Subscribe() {
 
 CoreStatus CollectorCore::StartTrace() {
   if (options_.route_nvtx) PointNvtxAtCupti(api_);
-  if (options_.duration_s > 0) {
+  // --delay then --duration: GPU records starting in [start + delay, + duration).
+  const double delay_s = std::max(0.0, options_.capture.delay_s);
+  if (options_.duration_s > 0 || delay_s > 0) {
     uint64_t now = 0;
     if (api_.GetTimestamp(&now) == CUPTI_SUCCESS) {
-      decoder_.SetWindow(static_cast<int64_t>(now),
-                         static_cast<int64_t>(now + options_.duration_s * 1e9));
+      const int64_t begin = static_cast<int64_t>(now + delay_s * 1e9);
+      decoder_.SetWindow(begin, options_.duration_s > 0
+                                    ? begin + static_cast<int64_t>(options_.duration_s * 1e9)
+                                    : std::numeric_limits<int64_t>::max());
     }
+  }
+  // Capture ranges: only work launched inside one is kept.
+  if (gate_ != nullptr && options_.capture.trigger != CaptureSpec::Trigger::kNone) {
+    std::lock_guard<std::mutex> lock(decoder_mu_);
+    decoder_.SetCaptureGate(gate_.get());
   }
   QPROF_CORE_RETURN_IF_ERROR(QPROF_CUPTI_FATAL(
       api_, api_.ActivityRegisterCallbacks(&CoreCallbacks::BufferRequested,
@@ -406,6 +418,15 @@ void CollectorCore::FillStats(uint64_t records_written, CollectorStatsData* s) {
     s->warnings.push_back(std::to_string(unclosed) +
                           " NVTX ranges were still open at the end; closed at the last timestamp");
   }
+  if (gate_ != nullptr && options_.capture.trigger != CaptureSpec::Trigger::kNone &&
+      gate_->windows().empty()) {
+    s->warnings.push_back("capture range " + options_.capture.Describe() + " never started: "
+                          "nothing was recorded (" +
+                          (options_.capture.trigger == CaptureSpec::Trigger::kProfilerApi
+                               ? std::string("the program never called cudaProfilerStart")
+                               : "no NVTX range named " + options_.capture.nvtx_name +
+                                     " was opened") + ")");
+  }
   s->cupti_version = cupti_version_;
   s->cupti_header_version = CUPTI_API_VERSION;
   s->subscriber_conflict = subscriber_conflict_;
@@ -423,9 +444,15 @@ void CollectorCore::FillStats(uint64_t records_written, CollectorStatsData* s) {
   if (!metrics_failure_.ok()) {
     s->metrics_unavailable_reason = MetricsUnavailableReason(metrics_failure_);
   } else if (range_stats_.ranges == 0) {
-    s->metrics_unavailable_reason = metric_sessions_ == 0
-        ? "no CUDA context was created while the metrics collector ran"
-        : "no kernel ran while the range profiler was active";
+    const uint64_t expected = range_stats_.eager.ranges_expected + range_stats_.graph.ranges_expected;
+    s->metrics_unavailable_reason =
+        metric_sessions_ == 0 ? "no CUDA context was created while the metrics collector ran"
+        : expected > 0
+            ? "CUPTI recorded no range for the " + std::to_string(expected) +
+                  " kernels launched inside the profiled range (" +
+                  std::to_string(range_stats_.eager.launches) + " eager launches, " +
+                  std::to_string(range_stats_.graph.launches) + " graph launches)"
+            : "no kernel ran while the range profiler was active";
   } else if (range_stats_.ranges_named == 0) {
     std::string why;
     for (const std::string& r : refused_reasons_) why += (why.empty() ? "" : "; ") + r;

@@ -52,6 +52,7 @@
 #include <thread>
 #include <vector>
 
+#include "profiler/capture_range.h"
 #include "profiler/core_status.h"
 #include "profiler/cupti/activity_decoder.h"
 #include "profiler/cupti/buffer_pool.h"
@@ -99,6 +100,15 @@ struct CoreOptions {
   std::function<void(DecodedBatch&)> on_batch;
   // Called on the application thread when a CUDA context is about to be destroyed.
   std::function<void()> on_context_teardown;
+  // Capture ranges and the start delay (capture_range.h): only GPU work launched inside
+  // them is recorded (trace mode: the decoder drops the rest, counted in
+  // records_outside_window; metrics mode: the range profiler's range is pushed only while
+  // one is open, so nothing else is profiled).
+  CaptureSpec capture;
+  // Called on the application thread, inside a CUPTI callback, when the last capture range
+  // the spec allows has ended (`shutdown`: the spec ends the program too). It must only
+  // hand the work to another thread: Stop() cannot run inside a callback.
+  std::function<void(bool shutdown)> on_capture_done;
 };
 
 class CollectorCore {
@@ -137,6 +147,12 @@ class CollectorCore {
   // Metrics mode: launches held for naming ranges, over every context (for tests: the
   // hold is bounded by max_metric_kernels per context).
   size_t metric_launches_held();
+  // Metrics mode: ranges expected and recorded per kind of launch, over ended sessions
+  // (what the device check prints).
+  RangeEndStats metric_range_stats();
+  // The capture ranges seen ("" entries when no capture range or delay was asked for):
+  // capture_range, capture_range_end, capture_ranges (how many opened), capture_windows_ns.
+  std::map<std::string, std::string> CaptureSummary() const;
 
  private:
   friend struct CoreCallbacks;
@@ -153,14 +169,24 @@ class CollectorCore {
   // Launches, captures and graphs (collector_launches.cc).
   void OnDriverCallback(CUpti_CallbackId cbid, const CUpti_CallbackData& data);
   void OnGraphResource(CUpti_CallbackId cbid, const CUpti_GraphData& graph);
+  // Capture ranges (collector_capture.cc).
+  void StartCapture();
+  void OnNvtxCallback(CUpti_CallbackId cbid, const void* data);
+  void OnProfilerApi(CUpti_CallbackId cbid, const CUpti_CallbackData& data);
+  void OnCaptureChange(CaptureGate::Change change);
+  // Metrics mode: the session of `ctx` profiles only while the gate is open (pushes or
+  // pops its range). Called at every launch's enter callback when a gate exists.
+  void SyncSessionWithGate(CUcontext ctx);
+  int64_t Now();
   void ApplyGraphEvents();  // hands graph events to the decoder; takes decoder_mu_
   // Metrics sessions (collector_launches.cc).
   void BeginMetricsOn(CUcontext ctx);
   void EndMetricsOn(CUcontext ctx);
   void BeginMetricsLocked(CUcontext ctx);  // callers hold metrics_mu_
   void EndMetricsLocked(CUcontext ctx);
-  void RecordLaunchLocked(CUcontext ctx, const std::string& kernel, uint64_t ctas,
-                          uint64_t graph_node_id);
+  void RecordLaunchLocked(CUcontext ctx, const std::string& kernel, LaunchShape shape,
+                          uint64_t thread);
+  void RecordGraphLaunchLocked(CUcontext ctx, const GraphKernels* graph, uint64_t thread);
   std::string ContextName(CUcontext ctx);   // "context 2 (device 0)"; metrics_mu_ held
   void SetMetricsFailure(const CoreStatus& failure);
   void WaitForCallbacks();
@@ -204,6 +230,11 @@ class CollectorCore {
     uint32_t capture_correlation = 0;
   };
   GraphTracker graphs_;
+  // Capture ranges and the delay (null when neither was asked for); its own lock, a leaf.
+  std::unique_ptr<CaptureGate> gate_;
+  std::atomic<bool> capture_done_{false};
+  std::mutex nvtx_domains_mu_;  // a leaf
+  std::map<const void*, std::string> nvtx_domains_;  // nvtxDomainHandle_t -> name
   std::mutex graph_events_mu_;
   std::vector<GraphEvent> graph_events_;
   std::vector<CUpti_ActivityKind> enabled_;

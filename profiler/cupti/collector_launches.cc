@@ -3,8 +3,12 @@
 // per device). See collector_core.h for the threads and locks, range_match.h for how
 // ranges are tied to launches, graph_tracker.h and capture_paths.h for graphs.
 #include <cupti_driver_cbid.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <functional>
+#include <thread>
 
 #include "profiler/cupti/collector_callbacks.h"
 #include "profiler/cupti/collector_core.h"
@@ -20,10 +24,14 @@ struct LaunchInFlight {
   bool active = false;
   bool captured = false;
   const char* kernel = nullptr;
-  uint64_t ctas = 0;
+  LaunchShape shape;
+  uint64_t stream = 0;
   uint32_t correlation = 0;
 };
 thread_local LaunchInFlight t_launch;
+// This thread is inside cuGraphInstantiate*: a node created meanwhile is a clone (it is
+// announced again by GRAPHNODE_CLONED), not a node added to a graph.
+thread_local bool t_instantiating = false;
 // The cuStreamBeginCapture this thread made and has not ended (its API correlation id).
 thread_local uint32_t t_capture = 0;
 
@@ -46,6 +54,18 @@ bool IsBeginCapture(CUpti_CallbackId cbid) {
          cbid == CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph_ptsz;
 }
 
+bool IsInstantiate(CUpti_CallbackId cbid) {
+  return cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate ||
+         cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate_v2 ||
+         cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithFlags ||
+         cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams ||
+         cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams_ptsz;
+}
+
+// Launches from several threads are told apart by their thread (range_match.h): the OS
+// thread id, which is not reused at once when a thread ends (a std::thread::id is).
+uint64_t ThisThread() { return static_cast<uint64_t>(syscall(SYS_gettid)); }
+
 bool IsEndCapture(CUpti_CallbackId cbid) {
   return cbid == CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture ||
          cbid == CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture_ptsz;
@@ -53,46 +73,69 @@ bool IsEndCapture(CUpti_CallbackId cbid) {
 
 uint64_t Grid(uint64_t x, uint64_t y, uint64_t z) { return x * y * z; }
 
-// The launch's grid size from its parameters (the range's CTA count must equal it); 0 when
-// the parameters do not say.
-uint64_t CtasOf(CUpti_CallbackId cbid, const void* params) {
-  if (params == nullptr) return 0;
+template <typename P>
+LaunchShape ShapeOfDims(const P& p) {
+  return LaunchShape{Grid(p.gridDimX, p.gridDimY, p.gridDimZ),
+                     Grid(p.blockDimX, p.blockDimY, p.blockDimZ)};
+}
+
+template <typename P>
+LaunchShape ShapeOfConfig(const P& p) {
+  if (p.config == nullptr) return LaunchShape{};
+  const CUlaunchConfig& c = *p.config;
+  return LaunchShape{Grid(c.gridDimX, c.gridDimY, c.gridDimZ),
+                     Grid(c.blockDimX, c.blockDimY, c.blockDimZ)};
+}
+
+// The launch's grid and block from its parameters (a range's CTA and thread counts must
+// equal them); zeros when the parameters do not say.
+LaunchShape ShapeOf(CUpti_CallbackId cbid, const void* params) {
+  if (params == nullptr) return LaunchShape{};
   switch (cbid) {
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel: {
-      const auto* p = static_cast<const cuLaunchKernel_params*>(params);
-      return Grid(p->gridDimX, p->gridDimY, p->gridDimZ);
-    }
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz: {
-      const auto* p = static_cast<const cuLaunchKernel_ptsz_params*>(params);
-      return Grid(p->gridDimX, p->gridDimY, p->gridDimZ);
-    }
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel: {
-      const auto* p = static_cast<const cuLaunchCooperativeKernel_params*>(params);
-      return Grid(p->gridDimX, p->gridDimY, p->gridDimZ);
-    }
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz: {
-      const auto* p = static_cast<const cuLaunchCooperativeKernel_ptsz_params*>(params);
-      return Grid(p->gridDimX, p->gridDimY, p->gridDimZ);
-    }
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx: {
-      const auto* p = static_cast<const cuLaunchKernelEx_params*>(params);
-      return p->config == nullptr ? 0 : Grid(p->config->gridDimX, p->config->gridDimY,
-                                             p->config->gridDimZ);
-    }
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz: {
-      const auto* p = static_cast<const cuLaunchKernelEx_ptsz_params*>(params);
-      return p->config == nullptr ? 0 : Grid(p->config->gridDimX, p->config->gridDimY,
-                                             p->config->gridDimZ);
-    }
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+      return ShapeOfDims(*static_cast<const cuLaunchKernel_params*>(params));
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
+      return ShapeOfDims(*static_cast<const cuLaunchKernel_ptsz_params*>(params));
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
+      return ShapeOfDims(*static_cast<const cuLaunchCooperativeKernel_params*>(params));
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
+      return ShapeOfDims(*static_cast<const cuLaunchCooperativeKernel_ptsz_params*>(params));
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
+      return ShapeOfConfig(*static_cast<const cuLaunchKernelEx_params*>(params));
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
+      return ShapeOfConfig(*static_cast<const cuLaunchKernelEx_ptsz_params*>(params));
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchGrid: {
       const auto* p = static_cast<const cuLaunchGrid_params*>(params);
-      return p->grid_width > 0 && p->grid_height > 0 ? Grid(p->grid_width, p->grid_height, 1) : 0;
+      return LaunchShape{p->grid_width > 0 && p->grid_height > 0
+                             ? Grid(p->grid_width, p->grid_height, 1) : 0, 0};
     }
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchGridAsync: {
       const auto* p = static_cast<const cuLaunchGridAsync_params*>(params);
-      return p->grid_width > 0 && p->grid_height > 0 ? Grid(p->grid_width, p->grid_height, 1) : 0;
+      return LaunchShape{p->grid_width > 0 && p->grid_height > 0
+                             ? Grid(p->grid_width, p->grid_height, 1) : 0, 0};
     }
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunch: return 1;  // a grid of one block
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunch: return LaunchShape{1, 0};  // a grid of one block
+    default: return LaunchShape{};
+  }
+}
+
+// The launch's stream (a graph captured from one stream is a chain).
+uint64_t StreamOf(CUpti_CallbackId cbid, const void* params) {
+  if (params == nullptr) return 0;
+  switch (cbid) {
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+      return reinterpret_cast<uintptr_t>(static_cast<const cuLaunchKernel_params*>(params)->hStream);
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
+      return reinterpret_cast<uintptr_t>(
+          static_cast<const cuLaunchKernel_ptsz_params*>(params)->hStream);
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx: {
+      const auto* p = static_cast<const cuLaunchKernelEx_params*>(params);
+      return p->config != nullptr ? reinterpret_cast<uintptr_t>(p->config->hStream) : 0;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz: {
+      const auto* p = static_cast<const cuLaunchKernelEx_ptsz_params*>(params);
+      return p->config != nullptr ? reinterpret_cast<uintptr_t>(p->config->hStream) : 0;
+    }
     default: return 0;
   }
 }
@@ -116,8 +159,10 @@ void CollectorCore::OnDriverCallback(CUpti_CallbackId cbid, const CUpti_Callback
   const bool enter = data.callbackSite == CUPTI_API_ENTER;
   if (IsKernelLaunch(cbid)) {
     if (enter) {
-      t_launch = LaunchInFlight{true, false, data.symbolName, 0, data.correlationId};
-      if (metrics_mode()) t_launch.ctas = CtasOf(cbid, data.functionParams);
+      if (metrics_mode() && gate_ != nullptr) SyncSessionWithGate(data.context);
+      t_launch = LaunchInFlight{true, false, data.symbolName, LaunchShape{}, 0, data.correlationId};
+      t_launch.shape = ShapeOf(cbid, data.functionParams);
+      t_launch.stream = StreamOf(cbid, data.functionParams);
       return;
     }
     const LaunchInFlight launch = t_launch;
@@ -129,7 +174,17 @@ void CollectorCore::OnDriverCallback(CUpti_CallbackId cbid, const CUpti_Callback
     // Only at exit, and only a launch that succeeded: a failed launch makes no range.
     if (!metrics_mode() || !Succeeded(data) || launch.kernel == nullptr) return;
     std::lock_guard<std::mutex> lock(metrics_mu_);
-    RecordLaunchLocked(data.context, launch.kernel, launch.ctas, 0);
+    RecordLaunchLocked(data.context, launch.kernel, launch.shape, ThisThread());
+    return;
+  }
+  if (cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart ||
+      cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop) {
+    OnProfilerApi(cbid, data);
+    return;
+  }
+  if (IsInstantiate(cbid)) {
+    t_instantiating = enter;
+    if (!enter && !Succeeded(data)) graphs_.DropPendingClones();
     return;
   }
   if (IsBeginCapture(cbid)) {
@@ -140,24 +195,20 @@ void CollectorCore::OnDriverCallback(CUpti_CallbackId cbid, const CUpti_Callback
     if (!enter) t_capture = 0;
     return;
   }
-  if (IsGraphLaunch(cbid) && !enter && Succeeded(data)) {
-    graph_launches_.fetch_add(1, std::memory_order_relaxed);
-    if (!metrics_mode()) return;
-    // Kernel replay profiles a replayed graph kernel by kernel, with no launch callbacks
-    // for them: one expected range per kernel node (graph_tracker.h for the order).
-    std::vector<GraphKernelNode> nodes;
-    const bool known = graphs_.KernelsOf(GraphExecOf(cbid, data.functionParams), &nodes);
-    std::lock_guard<std::mutex> lock(metrics_mu_);
-    if (!known) {
-      // Its kernels make ranges nobody named: the count check refuses the context's ranges.
-      metric_warnings_.push_back("a CUDA graph was launched whose instantiation the collector "
-                                 "did not see (made before it started?)");
-      return;
-    }
-    for (const GraphKernelNode& n : nodes) {
-      RecordLaunchLocked(data.context, n.kernel, n.ctas, n.node_id);
-    }
+  if (!IsGraphLaunch(cbid)) return;
+  if (enter) {
+    if (metrics_mode() && gate_ != nullptr) SyncSessionWithGate(data.context);
+    return;
   }
+  if (!Succeeded(data)) return;
+  graph_launches_.fetch_add(1, std::memory_order_relaxed);
+  if (!metrics_mode()) return;
+  // Kernel replay profiles a replayed graph with no launch callbacks for its kernels;
+  // how many ranges it makes is matched per launch (range_match.h).
+  GraphKernels graph;
+  const bool known = graphs_.KernelsOf(GraphExecOf(cbid, data.functionParams), &graph);
+  std::lock_guard<std::mutex> lock(metrics_mu_);
+  RecordGraphLaunchLocked(data.context, known ? &graph : nullptr, ThisThread());
 }
 
 void CollectorCore::OnGraphResource(CUpti_CallbackId cbid, const CUpti_GraphData& g) {
@@ -170,14 +221,17 @@ void CollectorCore::OnGraphResource(CUpti_CallbackId cbid, const CUpti_GraphData
     case CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED: {
       if (!kernel || node == 0) return;
       if (!t_launch.active) {
-        graphs_.NodeCreated(graph, node, true);  // added by API, or a clone announcing itself
+        // A clone announcing itself (GRAPHNODE_CLONED follows), or a node added by API.
+        if (!t_instantiating) graphs_.NodeAdded(graph, node);
         return;
       }
       t_launch.captured = true;
       GraphKernelNode n;
       n.node_id = node;
       n.kernel = t_launch.kernel != nullptr ? t_launch.kernel : "";
-      n.ctas = t_launch.ctas;
+      n.ctas = t_launch.shape.ctas;
+      n.threads = t_launch.shape.threads;
+      n.stream = t_launch.stream;
       n.launch_correlation = t_launch.correlation;
       n.capture_correlation = t_capture;
       graphs_.NodeCaptured(graph, n);
@@ -191,7 +245,7 @@ void CollectorCore::OnGraphResource(CUpti_CallbackId cbid, const CUpti_GraphData
       uint64_t original = 0;
       if (g.originalNode != nullptr) (void)api_.GetGraphNodeId(g.originalNode, &original);
       if (!kernel || node == 0 || original == 0) return;
-      graphs_.NodeCloned(graph, node, original);
+      graphs_.NodeCloned(node, original);
       if (!metrics_mode()) {
         std::lock_guard<std::mutex> lock(graph_events_mu_);
         graph_events_.push_back(GraphEvent{node, original, 0, 0});
@@ -204,13 +258,10 @@ void CollectorCore::OnGraphResource(CUpti_CallbackId cbid, const CUpti_GraphData
     case CUPTI_CBID_RESOURCE_GRAPH_DESTROY_STARTING:
       if (graph != 0) graphs_.GraphDestroyed(graph);
       return;
-    case CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED: {
-      uint32_t exec = 0;
-      if (g.graphExec == nullptr) return;
-      (void)api_.GetGraphExecId(g.graphExec, &exec);
-      graphs_.ExecCreated(g.graphExec, exec, graph);
+    case CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED:
+      // Keyed by the executable graph's handle: its id is another id space than graph ids.
+      if (g.graphExec != nullptr) graphs_.ExecCreated(g.graphExec, graph);
       return;
-    }
     case CUPTI_CBID_RESOURCE_GRAPHEXEC_DESTROY_STARTING:
       if (g.graphExec != nullptr) graphs_.ExecDestroyed(g.graphExec);
       return;
@@ -238,16 +289,35 @@ void CollectorCore::ApplyGraphEvents() {
 
 // ---- Metrics sessions ------------------------------------------------------------------
 
-void CollectorCore::RecordLaunchLocked(CUcontext ctx, const std::string& kernel, uint64_t ctas,
-                                       uint64_t graph_node_id) {
+void CollectorCore::RecordLaunchLocked(CUcontext ctx, const std::string& kernel, LaunchShape shape,
+                                       uint64_t thread) {
   auto session = sessions_.find(ctx);
   if (session != sessions_.end() && session->second->active()) {
+    // Outside the pushed range (a capture range closed) a kernel makes no range.
+    if (!session->second->is_open()) return;
     auto seq = launches_.find(ctx);
-    if (seq != launches_.end()) seq->second.Add(kernel, ctas, graph_node_id);
+    if (seq != launches_.end()) seq->second.AddLaunch(kernel, shape, thread);
     return;
   }
   auto waiting = waiting_.find(ctx);
   if (waiting != waiting_.end()) ++waiting->second.second;  // run without counters
+}
+
+void CollectorCore::RecordGraphLaunchLocked(CUcontext ctx, const GraphKernels* graph,
+                                            uint64_t thread) {
+  auto session = sessions_.find(ctx);
+  if (session != sessions_.end() && session->second->active()) {
+    if (!session->second->is_open()) return;
+    auto seq = launches_.find(ctx);
+    if (seq == launches_.end()) return;
+    const std::string label = "graph launch " + std::to_string(seq->second.graph_launches() + 1);
+    seq->second.AddGraphLaunch(graph, thread, label);
+    return;
+  }
+  auto waiting = waiting_.find(ctx);
+  if (waiting != waiting_.end()) {
+    waiting->second.second += graph != nullptr ? graph->nodes.size() : 1;
+  }
 }
 
 void CollectorCore::StartMetrics() {
@@ -298,7 +368,10 @@ void CollectorCore::BeginMetricsLocked(CUcontext ctx) {
   auto session = std::make_unique<RangeProfilerSession>(api_, options_.max_metric_kernels,
                                                         options_.extra_metrics,
                                                         options_.metric_set);
-  CoreStatus s = session->Begin(ctx);
+  // Profiling starts inside the pushed range unless a capture range or the delay says
+  // the work launched now is not to be recorded (SyncSessionWithGate opens it later).
+  const bool open = gate_ == nullptr || gate_->OpenAt(Now());
+  CoreStatus s = session->Begin(ctx, open);
   if (!s.ok()) {
     SetMetricsFailure(s);
     return;
@@ -371,6 +444,11 @@ void CollectorCore::EndMetricsLocked(CUcontext ctx) {
     BeginMetricsLocked(next);
     break;
   }
+}
+
+RangeEndStats CollectorCore::metric_range_stats() {
+  std::lock_guard<std::mutex> lock(metrics_mu_);
+  return range_stats_;
 }
 
 size_t CollectorCore::metric_launches_held() {

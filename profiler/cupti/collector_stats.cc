@@ -78,7 +78,7 @@ void FillCollectorStats(const CollectorCounters& c, const DecoderStats& d,
          "--duration to profile a window)");
   }
   if (d.records_outside_window > 0) {
-    warn(N(d.records_outside_window) + " GPU records outside the --duration window were left out");
+    warn(N(d.records_outside_window) + " GPU records outside the --duration window, the --delay or the capture range were left out");
   }
 }
 

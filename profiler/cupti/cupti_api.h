@@ -92,6 +92,11 @@ class CuptiApi {
   virtual CUptiResult RangeProfilerSetConfig(CUpti_RangeProfiler_SetConfig_Params* p) = 0;
   virtual CUptiResult RangeProfilerStart(CUpti_RangeProfiler_Start_Params* p) = 0;
   virtual CUptiResult RangeProfilerStop(CUpti_RangeProfiler_Stop_Params* p) = 0;
+  // In auto range mode too, only kernels launched inside a pushed range are profiled
+  // (NVIDIA's range_profiling sample pushes one around the work in both modes; without
+  // it a CUDA 13 run records no range at all). Pops must match pushes, in order.
+  virtual CUptiResult RangeProfilerPushRange(CUpti_RangeProfiler_PushRange_Params* p) = 0;
+  virtual CUptiResult RangeProfilerPopRange(CUpti_RangeProfiler_PopRange_Params* p) = 0;
   virtual CUptiResult RangeProfilerDecodeData(CUpti_RangeProfiler_DecodeData_Params* p) = 0;
   virtual CUptiResult RangeProfilerGetCounterDataInfo(
       CUpti_RangeProfiler_GetCounterDataInfo_Params* p) = 0;

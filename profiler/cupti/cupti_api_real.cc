@@ -157,6 +157,12 @@ class RealApi final : public CuptiApi {
   CUptiResult RangeProfilerStop(CUpti_RangeProfiler_Stop_Params* p) override {
     return cuptiRangeProfilerStop(p);
   }
+  CUptiResult RangeProfilerPushRange(CUpti_RangeProfiler_PushRange_Params* p) override {
+    return cuptiRangeProfilerPushRange(p);
+  }
+  CUptiResult RangeProfilerPopRange(CUpti_RangeProfiler_PopRange_Params* p) override {
+    return cuptiRangeProfilerPopRange(p);
+  }
   CUptiResult RangeProfilerDecodeData(CUpti_RangeProfiler_DecodeData_Params* p) override {
     return cuptiRangeProfilerDecodeData(p);
   }

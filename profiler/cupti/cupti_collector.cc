@@ -32,6 +32,7 @@ CoreOptions ToCoreOptions(const CuptiOptions& o) {
   c.route_nvtx = o.route_nvtx;
   c.activity_without_subscriber = o.activity_without_subscriber;
   c.on_context_teardown = o.on_context_teardown;
+  c.capture = o.capture;
   return c;
 }
 
@@ -77,6 +78,9 @@ absl::Status CuptiCollector::Flush(proto::Trace* trace) {
   CollectorStatsData stats;
   core_.FillStats(batch.activities.size(), &stats);
   ToProto(stats, header->mutable_collector());
+  for (const auto& [key, value] : core_.CaptureSummary()) {
+    (*header->mutable_run()->mutable_extra())[key] = value;
+  }
   if (core_.metrics_mode()) {
     header->add_notes("metrics pass: kernels were replayed by CUPTI; activity times are not "
                       "measured here (join onto a trace pass)");

@@ -45,6 +45,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "profiler/capture_range.h"
 #include "profiler/collector.h"
 #include "profiler/cupti/metric_plan.h"  // kCounterPermissionHint
 
@@ -77,6 +78,9 @@ struct CuptiOptions {
   // (cudaDeviceReset, cuCtxDestroy), after its counters were decoded in metrics mode.
   // Tracing continues after it.
   std::function<void()> on_context_teardown;
+  // Capture ranges and the start delay (profiler/capture_range.h): only GPU work launched
+  // inside them is recorded; the trace's run info says which (capture_range, ...).
+  CaptureSpec capture;
 };
 
 absl::StatusOr<std::unique_ptr<Collector>> MakeCuptiCollector(const CuptiOptions& options);

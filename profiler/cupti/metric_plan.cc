@@ -98,6 +98,12 @@ MetricPlan ChooseMetrics(const std::string& chip, const std::set<std::string>& b
     plan.ctas = "sm__ctas_launched.sum";
     Push(&plan, plan.ctas);
   }
+  // The second identity check: threads = grid x block, so two launches with one grid and
+  // different blocks are told apart. Also free of passes offline (GA100..GB202).
+  if (has("sm__threads_launched")) {
+    plan.threads = "sm__threads_launched.sum";
+    Push(&plan, plan.threads);
+  }
   // sm__throughput alone costs 8 passes on GH100: only in the full set.
   if (set == MetricSet::kFull && want("sm__throughput")) {
     plan.sm_pct = std::string("sm__throughput") + kElapsedPct;
@@ -131,7 +137,8 @@ void DropMetric(MetricPlan* plan, const std::string& name) {
   Erase(&plan->metrics, name);
   Erase(&plan->tensor_pct, name);
   Erase(&plan->tensor_inst, name);
-  for (std::string* field : {&plan->fma_pct, &plan->dram_pct, &plan->sm_pct, &plan->ctas}) {
+  for (std::string* field : {&plan->fma_pct, &plan->dram_pct, &plan->sm_pct, &plan->ctas,
+                              &plan->threads}) {
     if (*field == name) field->clear();
   }
   plan->not_offered.push_back(name);

@@ -20,7 +20,8 @@
 //               exists; sm__inst_executed_pipe_fma.sum raw.
 //  memory       dram__throughput, as % of peak sustained over the elapsed time.
 //  identity     sm__ctas_launched.sum: the CTAs the range launched, which must equal the
-//               grid of the launch the range is matched to (range_match.h). It shares a
+//               grid of the launch the range is matched to (range_match.h), and
+//               sm__threads_launched.sum, which must equal grid x block. They share a
 //               pass with the utilisations on every chip checked offline.
 //  SM           sm__throughput, same as dram (full set only, see below).
 // Pipe utilisations use ".avg.pct_of_peak_sustained_active" (share of cycles the SMs were
@@ -70,6 +71,7 @@ struct MetricPlan {
   std::string dram_pct;
   std::string sm_pct;
   std::string ctas;                        // sm__ctas_launched.sum ("" when the chip lacks it)
+  std::string threads;                     // sm__threads_launched.sum ("" likewise)
   std::vector<std::string> not_offered;    // full or base names wanted that the chip lacks
   std::vector<std::string> missing;        // one line per kind of evidence the chip lacks
 };

@@ -1,5 +1,6 @@
 #include "profiler/cupti/range_profiler.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <set>
@@ -13,11 +14,23 @@ namespace {
 constexpr CUpti_MetricType kMetricTypes[] = {CUPTI_METRIC_TYPE_COUNTER, CUPTI_METRIC_TYPE_RATIO,
                                              CUPTI_METRIC_TYPE_THROUGHPUT};
 
+void AddKindCounts(const RangeMatch& match, RangeEndStats* stats) {
+  stats->graph_launches_refused += match.graph_launches_refused;
+  stats->neighbours_refused += match.neighbours_refused;
+  for (auto [from, to] : {std::pair{&match.eager, &stats->eager}, std::pair{&match.graph, &stats->graph}}) {
+    to->launches += from->launches;
+    to->ranges_expected += from->ranges_expected;
+    to->ranges_matched += from->ranges_matched;
+  }
+  if (!match.graph_ranges.empty()) stats->graph_ranges.push_back(match.graph_ranges);
+}
+
 }  // namespace
 
 RangeProfilerSession::~RangeProfilerSession() { Teardown(); }
 
 void RangeProfilerSession::Teardown() {
+  pushed_ = false;
   if (object_ != nullptr) {
     CUpti_RangeProfiler_Disable_Params p = {CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE};
     p.pRangeProfilerObject = object_;
@@ -33,14 +46,14 @@ void RangeProfilerSession::Teardown() {
   }
 }
 
-CoreStatus RangeProfilerSession::Begin(CUcontext ctx) {
+CoreStatus RangeProfilerSession::Begin(CUcontext ctx, bool open) {
   if (object_ != nullptr) return OkCore();
-  CoreStatus s = BeginImpl(ctx);
+  CoreStatus s = BeginImpl(ctx, open);
   if (!s.ok()) Teardown();  // release whatever the failed setup created
   return s;
 }
 
-CoreStatus RangeProfilerSession::BeginImpl(CUcontext ctx) {
+CoreStatus RangeProfilerSession::BeginImpl(CUcontext ctx, bool open) {
   ctx_ = ctx;
   QPROF_CORE_RETURN_IF_ERROR(QPROF_CUPTI_FATAL(api_, api_.GetDeviceId(ctx, &device_)));
   CUpti_Device_GetChipName_Params chip = {CUpti_Device_GetChipName_Params_STRUCT_SIZE};
@@ -75,7 +88,26 @@ CoreStatus RangeProfilerSession::BeginImpl(CUcontext ctx) {
   metric_ptrs_.clear();
   for (const std::string& m : plan_.metrics) metric_ptrs_.push_back(m.c_str());
   QPROF_CORE_RETURN_IF_ERROR(MakeConfigImage(api_, host_, chip_, metric_ptrs_, &config_, &passes_));
-  return EnableAndStart(ctx);
+  QPROF_CORE_RETURN_IF_ERROR(EnableAndStart(ctx));
+  return open ? Open() : OkCore();
+}
+
+CoreStatus RangeProfilerSession::Open() {
+  if (object_ == nullptr || pushed_) return OkCore();
+  CUpti_RangeProfiler_PushRange_Params push = {CUpti_RangeProfiler_PushRange_Params_STRUCT_SIZE};
+  push.pRangeProfilerObject = object_;
+  push.pRangeName = "qprof";  // auto range names its ranges "0", "1", ... regardless
+  QPROF_CORE_RETURN_IF_ERROR(QPROF_CUPTI_FATAL(api_, api_.RangeProfilerPushRange(&push)));
+  pushed_ = true;
+  return OkCore();
+}
+
+CoreStatus RangeProfilerSession::Close() {
+  if (object_ == nullptr || !pushed_) return OkCore();
+  pushed_ = false;
+  CUpti_RangeProfiler_PopRange_Params pop = {CUpti_RangeProfiler_PopRange_Params_STRUCT_SIZE};
+  pop.pRangeProfilerObject = object_;
+  return QPROF_CUPTI_FATAL(api_, api_.RangeProfilerPopRange(&pop));
 }
 
 CoreStatus PlanCostOffline(CuptiApi& api, const std::string& chip, MetricSet set,
@@ -209,7 +241,9 @@ CoreStatus RangeProfilerSession::EnableAndStart(CUcontext ctx) {
   config.range = CUPTI_AutoRange;         // one range per kernel launch
   config.replayMode = CUPTI_KernelReplay;  // CUPTI replays each kernel for every pass
   config.maxRangesPerPass = max_kernels_;
-  config.numNestingLevels = 1;             // auto range has a single level
+  // One nesting level ("For Auto range mode, this should be set to 1"), starting at the
+  // range Open() pushes (level 1); NVIDIA's sample sets the target level to 1 as well.
+  config.numNestingLevels = 1;
   config.minNestingLevel = 1;
   config.passIndex = 0;
   config.targetNestingLevel = 1;
@@ -225,9 +259,10 @@ CoreStatus RangeProfilerSession::End(const LaunchSequence& launches, std::vector
                                      std::string* refused) {
   if (object_ == nullptr) return OkCore();
   const std::string where = "range profiler on chip " + chip_ + ": ";
+  CoreStatus status = Close();  // pops must match pushes before the pass stops
   CUpti_RangeProfiler_Stop_Params stop = {CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
   stop.pRangeProfilerObject = object_;
-  CoreStatus status = QPROF_CUPTI_FATAL(api_, api_.RangeProfilerStop(&stop));
+  if (status.ok()) status = QPROF_CUPTI_FATAL(api_, api_.RangeProfilerStop(&stop));
   if (status.ok() && !stop.isAllPassSubmitted) {
     warnings->push_back(where + "not all counter passes were submitted: some metrics may be "
                         "missing from some kernels");
@@ -248,15 +283,18 @@ CoreStatus RangeProfilerSession::End(const LaunchSequence& launches, std::vector
   info.counterDataImageSize = counter_data_.size();
   if (status.ok()) status = QPROF_CUPTI_FATAL(api_, api_.RangeProfilerGetCounterDataInfo(&info));
   const size_t ranges = status.ok() ? info.numTotalRanges : 0;
+  stats->counter_data_bytes = std::max<uint64_t>(stats->counter_data_bytes, counter_data_.size());
 
-  // Every range's values first: the CTA counts decide whether the ranges are named at all.
+  // Every range's values first: what each range measured decides which launch it was.
   const size_t n = metric_ptrs_.size();
   std::vector<double> values(ranges * n, std::numeric_limits<double>::quiet_NaN());
   std::vector<bool> evaluated(ranges, false);
-  std::vector<double> ctas(ranges, std::numeric_limits<double>::quiet_NaN());
-  size_t ctas_index = n;
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  std::vector<RangeShape> measured(ranges, RangeShape{kNaN, kNaN});
+  size_t ctas_index = n, threads_index = n;
   for (size_t i = 0; i < n; ++i) {
     if (plan_.metrics[i] == plan_.ctas) ctas_index = i;
+    if (plan_.metrics[i] == plan_.threads) threads_index = i;
   }
   for (size_t r = 0; r < ranges; ++r) {
     CUpti_Profiler_Host_EvaluateToGpuValues_Params eval = {
@@ -269,31 +307,36 @@ CoreStatus RangeProfilerSession::End(const LaunchSequence& launches, std::vector
     eval.numMetrics = n;
     eval.pMetricValues = values.data() + r * n;
     evaluated[r] = QPROF_CUPTI_WARN(api_, api_.HostEvaluateToGpuValues(&eval)).ok();
-    if (evaluated[r] && ctas_index < n) ctas[r] = values[r * n + ctas_index];
+    if (!evaluated[r]) continue;
+    if (ctas_index < n) measured[r].ctas = values[r * n + ctas_index];
+    if (threads_index < n) measured[r].threads = values[r * n + threads_index];
   }
   stats->ranges += ranges;
   if (plan_.ctas.empty() && ranges > 0) {
     warnings->push_back(where + "no CTA counter: ranges were matched to launches by order and "
                         "count only");
   }
-  const RangeMatch match = MatchRanges(launches, ranges, dropped, ctas);
-  if (!match.accepted) {
-    stats->ranges_refused += ranges;
-    warnings->push_back(where + match.reason);
-    if (refused != nullptr) *refused = match.reason;
+  const RangeMatch match = MatchRanges(launches, ranges, dropped, measured);
+  AddKindCounts(match, stats);
+  if (!match.reasons.empty()) {
+    std::string why;
+    for (const std::string& r : match.reasons) why += (why.empty() ? "" : "; ") + r;
+    warnings->push_back(where + why);
+    if (refused != nullptr) *refused = why;
   }
-  for (size_t r = 0; match.accepted && r < ranges; ++r) {
-    if (!evaluated[r]) {
+  for (size_t r = 0; r < ranges; ++r) {
+    const int64_t launch = match.launch_of_range[r];
+    if (launch < 0 || !evaluated[r]) {
       ++stats->ranges_refused;
       continue;
     }
     ActivityData a;
     a.kind = ActivityKindData::kKernel;
     a.device_id = device_;
-    const std::string& launched = launches.name(r);
+    const std::string& launched = launches.name(static_cast<size_t>(launch));
     a.name = ValidUtf8(DemangleKernelName(launched.c_str()).c_str());
     if (a.name != launched) a.mangled_name = ValidUtf8(launched.c_str());
-    a.graph_node_id = launches.graph_node_id(r);
+    a.graph_node_id = launches.entry(static_cast<size_t>(launch)).graph_node_id;
     a.args["range_index"] = std::to_string(r);
     MetricsData m;
     std::vector<double> row(values.begin() + r * n, values.begin() + (r + 1) * n);

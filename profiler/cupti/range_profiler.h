@@ -11,8 +11,18 @@
 //   name would make libcupti refuse every later one, see metric_plan.h) -> ONE
 //   cuptiProfilerHostConfigAddMetrics call -> config image, which must be non-empty and
 //   need at least one pass -> cuptiRangeProfilerEnable(ctx) -> counter data image sized
-//   for max_kernels ranges -> SetConfig(CUPTI_AutoRange, CUPTI_KernelReplay) -> Start.
-//   End(): Stop -> DecodeData -> one metrics activity per range -> Disable, host deinit.
+//   for max_kernels ranges -> SetConfig(CUPTI_AutoRange, CUPTI_KernelReplay, one nesting
+//   level: "For Auto range mode, this should be set to 1") -> Start -> PushRange.
+//   End(): PopRange -> Stop -> DecodeData -> one metrics activity per range -> Disable,
+//   host deinit.
+//
+// The pushed range: in auto range mode each kernel is still its own range, but only
+// kernels launched inside a pushed range are profiled. NVIDIA's range_profiling sample
+// pushes one in auto range mode too; the header's PushRange takes a name "only valid for
+// User range mode"; a CUDA 13 run without push and pop recorded no range at all. So the
+// session pushes one level-1 range around the profiled work (Open) and pops it before
+// Stop (Close); a capture range (`qprof record --capture-range`) opens and closes it
+// around the bracketed work only. Pops match pushes, in order, as the header requires.
 //
 // Range names: in auto range mode CUPTI names the ranges "0", "1", ... in the order it
 // profiles kernels on the context, not by kernel. End() therefore takes the launches the
@@ -72,6 +82,11 @@ struct RangeEndStats {
   uint64_t ranges_named = 0;    // ... given to their kernel (with metrics)
   uint64_t ranges_refused = 0;  // ... not matched to a launch, or not evaluated
   uint64_t ranges_dropped = 0;  // kernels past max_kernels
+  uint64_t graph_launches_refused = 0;  // graph launches whose ranges did not fit
+  uint64_t neighbours_refused = 0;      // ranges of launches that could not be told apart
+  LaunchKindCounts eager, graph;        // expected and recorded, per kind of launch
+  std::vector<std::string> graph_ranges;  // per session: what graph launches made
+  uint64_t counter_data_bytes = 0;      // largest counter data image of a session
 };
 
 class RangeProfilerSession {
@@ -83,14 +98,18 @@ class RangeProfilerSession {
   RangeProfilerSession(const RangeProfilerSession&) = delete;
   RangeProfilerSession& operator=(const RangeProfilerSession&) = delete;
 
-  // Sets everything up on `ctx` and starts profiling. PermissionDenied when counters
-  // are not allowed, Unimplemented when the chip offers none of the metrics, Internal
-  // when the config image comes out empty.
-  CoreStatus Begin(CUcontext ctx);
-  // Stops, decodes and appends one kernel activity per profiled range to `out`, range r
-  // named after launch r of `launches`, when MatchRanges (range_match.h) accepts them;
-  // otherwise appends nothing, counts the ranges as refused and sets *refused (when not
-  // null) to why. Adds notes to `warnings`. No-op when not begun.
+  // Sets everything up on `ctx` and starts profiling; pushes the range (Open) unless
+  // `open` is false. PermissionDenied when counters are not allowed, Unimplemented when
+  // the chip offers none of the metrics, Internal when the config image comes out empty.
+  CoreStatus Begin(CUcontext ctx, bool open = true);
+  // Pushes / pops the range kernels are profiled in (no-ops when already so). Kernels
+  // launched while it is closed make no range.
+  CoreStatus Open();
+  CoreStatus Close();
+  bool is_open() const { return pushed_; }
+  // Pops the range, stops, decodes and appends one kernel activity per range that
+  // MatchRanges (range_match.h) gives to a launch of `launches`; ranges it refuses are
+  // counted, and why goes to *refused (when not null) and `warnings`. No-op when not begun.
   CoreStatus End(const LaunchSequence& launches, std::vector<ActivityData>* out,
                  std::vector<std::string>* warnings, RangeEndStats* stats,
                  std::string* refused = nullptr);
@@ -102,9 +121,10 @@ class RangeProfilerSession {
   uint32_t device() const { return device_; }
   // Counter passes of the config image: every kernel is replayed this many times.
   size_t passes() const { return passes_; }
+  size_t counter_data_bytes() const { return counter_data_.size(); }
 
  private:
-  CoreStatus BeginImpl(CUcontext ctx);
+  CoreStatus BeginImpl(CUcontext ctx, bool open);
   CoreStatus EnableAndStart(CUcontext ctx);
   void Teardown();
 
@@ -121,6 +141,7 @@ class RangeProfilerSession {
   std::vector<uint8_t> config_;
   std::vector<uint8_t> counter_data_;
   size_t passes_ = 0;
+  bool pushed_ = false;
   CUpti_Profiler_Host_Object* host_ = nullptr;
   CUpti_RangeProfiler_Object* object_ = nullptr;
 };

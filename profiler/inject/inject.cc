@@ -17,6 +17,12 @@
 //   QPROF_NVTX          "off": leave NVTX alone (no ranges, NVTX_INJECTION64_PATH unset)
 //   QPROF_METRIC_KERNELS metrics mode: kernels profiled per context (default 2048)
 //   QPROF_METRIC_SET    metrics mode: "default" (about three passes) or "full"
+//   QPROF_CAPTURE_RANGE      "cudaProfilerApi", "nvtx" or "nvtx:NAME[@DOMAIN]": record only
+//                            the work launched inside such ranges (capture_range.h)
+//   QPROF_NVTX_CAPTURE       with "nvtx": NAME[@DOMAIN] (NAME@* for any domain)
+//   QPROF_CAPTURE_RANGE_END  stop-shutdown (default), stop, none, repeat[:N],
+//                            repeat-shutdown:N, as nsys spells them
+//   QPROF_DELAY_S            record nothing in the first S seconds
 // Output: <dir>/qprof-<pid>-<token>.qtrace (metrics: qprof-<pid>-<token>.metrics.qtrace).
 //
 // A child forked without exec inherits this library's state, but neither CUPTI's
@@ -85,6 +91,10 @@ uint32_t g_forked_from = 0;
 int g_signal_pipe[2] = {-1, -1};
 std::atomic<int> g_signal{0};
 std::atomic<bool> g_signal_done{false};
+// The last capture range allowed ended (written to the finisher's pipe as byte 2); with
+// a *-shutdown end the program is then ended by SIGTERM, as nsys ends it.
+std::atomic<bool> g_capture_shutdown{false};
+constexpr char kCaptureEndByte = 2;
 
 void Log(const std::string& line) {
   std::fprintf(stderr, "qprof[inject] pid %d: %s\n", static_cast<int>(getpid()), line.c_str());
@@ -215,6 +225,9 @@ void Finish(const std::string& ended_by) {
     stats.ended_by = ended_by;
     footer.collector = stats;
     footer.run = s->header.run;
+    if (s->core != nullptr && !g_forked.load()) {
+      for (const auto& [key, value] : s->core->CaptureSummary()) (*footer.run).extra[key] = value;
+    }
     if (w.ok()) w = s->writer->Close(footer);
     if (!w.ok()) Log("writing the trace: " + w.message());
   } catch (...) {
@@ -243,12 +256,44 @@ void OnSignal(int sig) {
 }
 
 void FinisherThread() {
-  char byte;
+  char byte = 0;
   while (read(g_signal_pipe[0], &byte, 1) < 0 && errno == EINTR) {
+  }
+  if (byte == kCaptureEndByte && g_signal.load() == 0) {
+    // The capture range ended: the trace is complete now (nsys stops collecting), and the
+    // program keeps running unless the spec ends it.
+    Finish("capture range end");
+    g_signal_done.store(true);
+    if (g_capture_shutdown.load()) {
+      Log("capture range ended: ending the program (--capture-range-end " +
+          std::string(Env("QPROF_CAPTURE_RANGE_END", "stop-shutdown")) + ")");
+      kill(getpid(), SIGTERM);
+    }
+    return;
   }
   const int sig = g_signal.load();
   Finish(sig == SIGINT ? "signal SIGINT" : sig == SIGTERM ? "signal SIGTERM" : "signal");
   g_signal_done.store(true);
+}
+
+// Inside a CUPTI callback: only wakes the finisher (Stop() cannot run here).
+void OnCaptureDone(bool shutdown) {
+  if (g_forked.load() || g_signal_pipe[1] < 0) return;
+  g_capture_shutdown.store(shutdown);
+  (void)!write(g_signal_pipe[1], &kCaptureEndByte, 1);
+}
+
+// QPROF_CAPTURE_RANGE & co. False (said on stderr) when they do not parse: nothing is
+// recorded then rather than everything.
+bool ReadCaptureSpec(qprof::profiler::CaptureSpec* spec) {
+  std::string error;
+  const std::string range = Env("QPROF_CAPTURE_RANGE", "none");
+  bool ok = qprof::profiler::ParseCaptureRange(range, spec, &error);
+  if (ok && range == "nvtx") ok = qprof::profiler::ParseNvtxCapture(Env("QPROF_NVTX_CAPTURE", ""), spec, &error);
+  if (ok) ok = qprof::profiler::ParseCaptureRangeEnd(Env("QPROF_CAPTURE_RANGE_END", "stop-shutdown"), spec, &error);
+  spec->delay_s = std::atof(Env("QPROF_DELAY_S", "0").c_str());
+  if (!ok) Log("not profiling: " + error);
+  return ok;
 }
 
 void InstallSignalHandlers() {
@@ -328,6 +373,11 @@ int Initialize() {
     Log("QPROF_METRIC_SET must be default or full; using the default set");
   }
   options.on_batch = WriteBatch;
+  if (!ReadCaptureSpec(&options.capture)) {
+    delete s;
+    return 1;
+  }
+  options.on_capture_done = OnCaptureDone;
   s->core = std::make_unique<CollectorCore>(qprof::profiler::cupti::RealCuptiApi(), options);
   g_state = s;
   const CoreStatus start = s->core->Start();

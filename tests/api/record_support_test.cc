@@ -148,5 +148,50 @@ TEST(RecordCommandTest, NoGpuGivesOneClearMessage) {
   EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
 }
 
+// Issue 35: capture options reach the injection library through the environment, as nsys
+// spells them, and only when asked for; ones that do not parse or do not go together are
+// one line.
+TEST(RecordSupportTest, CaptureRangeEnvironment) {
+  RecordEnvOptions o;
+  o.inject_library = "/x/libqprof_inject.so";
+  o.out_dir = "/tmp/out";
+  EXPECT_EQ(RecordEnvironment(o).count("QPROF_CAPTURE_RANGE"), 0u);
+  o.capture.capture_range = "cudaProfilerApi";
+  o.capture.delay_s = 2.5;
+  auto env = RecordEnvironment(o);
+  EXPECT_EQ(env["QPROF_CAPTURE_RANGE"], "cudaProfilerApi");
+  EXPECT_EQ(env["QPROF_CAPTURE_RANGE_END"], "stop-shutdown");  // nsys's default
+  EXPECT_EQ(env["QPROF_DELAY_S"], "2.5");
+  o.capture.capture_range = "nvtx";
+  o.capture.nvtx_capture = "profile@engine";
+  o.capture.capture_range_end = "repeat:3";
+  env = RecordEnvironment(o);
+  EXPECT_EQ(env["QPROF_NVTX_CAPTURE"], "profile@engine");
+  EXPECT_EQ(env["QPROF_CAPTURE_RANGE_END"], "repeat:3");
+}
+
+TEST(RecordSupportTest, CaptureOptionsAreChecked) {
+  auto check = [](const std::string& range, const std::string& nvtx, const std::string& end) {
+    CaptureOptions o;
+    o.capture_range = range;
+    o.nvtx_capture = nvtx;
+    o.capture_range_end = end;
+    return CheckCaptureOptions(o);
+  };
+  EXPECT_TRUE(check("", "", "").ok());
+  EXPECT_TRUE(check("cudaProfilerApi", "", "stop").ok());
+  EXPECT_TRUE(check("nvtx", "step@*", "repeat-shutdown:2").ok());
+  EXPECT_TRUE(check("nvtx:step", "", "").ok());
+  EXPECT_FALSE(check("cudaprofilerapi", "", "").ok());
+  EXPECT_FALSE(check("nvtx", "", "").ok());          // which range?
+  EXPECT_FALSE(check("cudaProfilerApi", "step", "").ok());  // --nvtx-capture without nvtx
+  EXPECT_FALSE(check("nvtx:step", "step", "").ok());  // named twice
+  EXPECT_FALSE(check("", "", "stop").ok());           // an end without a range
+  EXPECT_FALSE(check("cudaProfilerApi", "", "repeat:0").ok());
+  CaptureOptions negative;
+  negative.delay_s = -1;
+  EXPECT_FALSE(CheckCaptureOptions(negative).ok());
+}
+
 }  // namespace
 }  // namespace qprof::api

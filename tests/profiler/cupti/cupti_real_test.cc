@@ -12,10 +12,16 @@
 #include <algorithm>
 #include <string>
 
+#ifdef QPROF_HAVE_NVPERF_HOST
+#include <nvperf_cuda_host.h>
+#include <nvperf_host.h>
+#endif
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "profiler/cupti/cupti_api.h"
 #include "profiler/cupti/range_profiler.h"
+#include "tests/profiler/cupti/fake/fake_cupti.h"
 
 namespace qprof::profiler::cupti {
 namespace {
@@ -116,6 +122,7 @@ TEST(CuptiRealTest, DefaultPlanCostsThreePassesAndTheFullPlanTen) {
     EXPECT_FALSE(def.plan.fma_pct.empty()) << w.chip;
     EXPECT_FALSE(def.plan.dram_pct.empty()) << w.chip;
     EXPECT_EQ(def.plan.ctas, "sm__ctas_launched.sum") << w.chip;
+    EXPECT_EQ(def.plan.threads, "sm__threads_launched.sum") << w.chip;
     EXPECT_TRUE(def.plan.sm_pct.empty()) << w.chip;
     EXPECT_FALSE(full.plan.sm_pct.empty()) << w.chip;
   }
@@ -128,11 +135,12 @@ TEST_P(PerChipPlanTest, DefaultPlanFitsThreePasses) {
   if (!s.ok()) GTEST_SKIP() << "no offline data for " << GetParam() << ": " << s.message();
   EXPECT_GE(cost.passes, 1u);
   EXPECT_LE(cost.passes, 3u) << GetParam();
-  // The CTA count, the range's identity check, costs no pass of its own.
+  // The CTA and thread counts, the range's identity checks, cost no pass of their own.
+  EXPECT_FALSE(cost.plan.threads.empty()) << GetParam();
   PlanCost without = cost;
   std::vector<std::string> names;
   for (const std::string& m : cost.plan.metrics) {
-    if (m != cost.plan.ctas) names.push_back(m);
+    if (m != cost.plan.ctas && m != cost.plan.threads) names.push_back(m);
   }
   Host host(GetParam());
   ASSERT_EQ(host.rc, CUPTI_SUCCESS);
@@ -153,6 +161,135 @@ TEST(CuptiRealTest, OneRefusedMetricPoisonsTheHostObject) {
   EXPECT_NE(host.Add({"sm__pipe_tc_cycles_active.avg.pct_of_peak_sustained_active"}), CUPTI_SUCCESS);
   EXPECT_NE(host.Add({"dram__throughput.avg.pct_of_peak_sustained_elapsed"}), CUPTI_SUCCESS);
 }
+
+#ifdef QPROF_HAVE_NVPERF_HOST
+// ---- Issue 35: the fake's counter data sizes against the host library libcupti uses ----
+//
+// libcupti sizes the range profiler's counter data image with libnvperf_host (its strings
+// name NVPW_CUDA_CounterDataBuilder_Create and NVPW_CUDA_Profiler_CounterDataImage_
+// CalculateSize); cuptiRangeProfilerGetCounterDataSize itself needs a range profiler object,
+// i.e. a GPU context. Offline the same library answers from the chip name: the metrics'
+// raw counters (documented NVPW_MetricsEvaluator / NVPW_CounterDataBuilder calls), then
+// the size. The size call is not declared in CUDA 13.0's headers; libcupti resolves it by
+// name, and its parameters here (a counter data prefix, its size, the maximum ranges and
+// range-tree nodes, the range name length; no struct header) were read from the library.
+// Assumed as for CUPTI's own images: raw counters isolated, per-unit instances not kept,
+// 64-byte range names (the device check prints libcupti's own figure).
+struct NvpwCounterDataOptions {
+  const uint8_t* prefix;
+  size_t prefix_size;
+  uint32_t max_ranges;
+  uint32_t max_range_tree_nodes;
+  uint32_t max_range_name_length;
+};
+struct NvpwCounterDataCalculateSize {
+  size_t struct_size;
+  void* priv;
+  size_t options_size;
+  const NvpwCounterDataOptions* options;
+  size_t counter_data_size;  // [out]
+};
+extern "C" NVPA_Status NVPW_CUDA_Profiler_CounterDataImage_CalculateSize(
+    NvpwCounterDataCalculateSize* params) __attribute__((weak));
+
+// The counter data size libnvperf_host computes for `metrics` on `chip`; 0 on failure.
+size_t HostLibraryCounterDataBytes(const std::string& chip, const std::vector<std::string>& metrics,
+                                   uint32_t ranges) {
+  NVPW_InitializeHost_Params init = {NVPW_InitializeHost_Params_STRUCT_SIZE};
+  if (NVPW_InitializeHost(&init) != NVPA_STATUS_SUCCESS) return 0;
+  NVPW_CUDA_MetricsEvaluator_CalculateScratchBufferSize_Params scratch_size = {
+      NVPW_CUDA_MetricsEvaluator_CalculateScratchBufferSize_Params_STRUCT_SIZE};
+  scratch_size.pChipName = chip.c_str();
+  if (NVPW_CUDA_MetricsEvaluator_CalculateScratchBufferSize(&scratch_size)) return 0;
+  std::vector<uint8_t> scratch(scratch_size.scratchBufferSize);
+  NVPW_CUDA_MetricsEvaluator_Initialize_Params eval = {
+      NVPW_CUDA_MetricsEvaluator_Initialize_Params_STRUCT_SIZE};
+  eval.pScratchBuffer = scratch.data();
+  eval.scratchBufferSize = scratch.size();
+  eval.pChipName = chip.c_str();
+  if (NVPW_CUDA_MetricsEvaluator_Initialize(&eval)) return 0;
+  std::vector<std::string> raw;
+  for (const std::string& m : metrics) {
+    NVPW_MetricEvalRequest request;
+    NVPW_MetricsEvaluator_ConvertMetricNameToMetricEvalRequest_Params convert = {
+        NVPW_MetricsEvaluator_ConvertMetricNameToMetricEvalRequest_Params_STRUCT_SIZE};
+    convert.pMetricsEvaluator = eval.pMetricsEvaluator;
+    convert.pMetricName = m.c_str();
+    convert.pMetricEvalRequest = &request;
+    convert.metricEvalRequestStructSize = NVPW_MetricEvalRequest_STRUCT_SIZE;
+    if (NVPW_MetricsEvaluator_ConvertMetricNameToMetricEvalRequest(&convert)) return 0;
+    NVPW_MetricsEvaluator_GetMetricRawDependencies_Params deps = {
+        NVPW_MetricsEvaluator_GetMetricRawDependencies_Params_STRUCT_SIZE};
+    deps.pMetricsEvaluator = eval.pMetricsEvaluator;
+    deps.pMetricEvalRequests = &request;
+    deps.numMetricEvalRequests = 1;
+    deps.metricEvalRequestStructSize = NVPW_MetricEvalRequest_STRUCT_SIZE;
+    deps.metricEvalRequestStrideSize = sizeof(request);
+    if (NVPW_MetricsEvaluator_GetMetricRawDependencies(&deps)) return 0;
+    std::vector<const char*> names(deps.numRawDependencies);
+    deps.ppRawDependencies = names.data();
+    if (NVPW_MetricsEvaluator_GetMetricRawDependencies(&deps)) return 0;
+    for (const char* n : names) raw.push_back(n);
+  }
+  NVPW_CUDA_CounterDataBuilder_Create_Params create = {
+      NVPW_CUDA_CounterDataBuilder_Create_Params_STRUCT_SIZE};
+  create.pChipName = chip.c_str();
+  if (NVPW_CUDA_CounterDataBuilder_Create(&create)) return 0;
+  std::vector<NVPA_RawMetricRequest> requests;
+  for (const std::string& r : raw) {
+    NVPA_RawMetricRequest q = {NVPA_RAW_METRIC_REQUEST_STRUCT_SIZE};
+    q.pMetricName = r.c_str();
+    q.isolated = 1;
+    q.keepInstances = 0;
+    requests.push_back(q);
+  }
+  NVPW_CounterDataBuilder_AddMetrics_Params add = {NVPW_CounterDataBuilder_AddMetrics_Params_STRUCT_SIZE};
+  add.pCounterDataBuilder = create.pCounterDataBuilder;
+  add.pRawMetricRequests = requests.data();
+  add.numMetricRequests = requests.size();
+  NVPW_CounterDataBuilder_GetCounterDataPrefix_Params prefix = {
+      NVPW_CounterDataBuilder_GetCounterDataPrefix_Params_STRUCT_SIZE};
+  prefix.pCounterDataBuilder = create.pCounterDataBuilder;
+  std::vector<uint8_t> bytes;
+  bool ok = NVPW_CounterDataBuilder_AddMetrics(&add) == NVPA_STATUS_SUCCESS &&
+            NVPW_CounterDataBuilder_GetCounterDataPrefix(&prefix) == NVPA_STATUS_SUCCESS;
+  if (ok) {
+    bytes.resize(prefix.bytesCopied);
+    prefix.bytesAllocated = bytes.size();
+    prefix.pBuffer = bytes.data();
+    ok = NVPW_CounterDataBuilder_GetCounterDataPrefix(&prefix) == NVPA_STATUS_SUCCESS;
+  }
+  NVPW_CounterDataBuilder_Destroy_Params destroy = {NVPW_CounterDataBuilder_Destroy_Params_STRUCT_SIZE};
+  destroy.pCounterDataBuilder = create.pCounterDataBuilder;
+  NVPW_CounterDataBuilder_Destroy(&destroy);
+  if (!ok) return 0;
+  const NvpwCounterDataOptions options{bytes.data(), bytes.size(), ranges, ranges, 64};
+  NvpwCounterDataCalculateSize size{sizeof(NvpwCounterDataCalculateSize), nullptr,
+                                    sizeof(options), &options, 0};
+  if (NVPW_CUDA_Profiler_CounterDataImage_CalculateSize(&size) != NVPA_STATUS_SUCCESS) return 0;
+  return size.counter_data_size;
+}
+
+TEST_P(PerChipPlanTest, FakeCounterDataSizesAreTheHostLibrarysForTheDefaultSet) {
+  if (NVPW_CUDA_Profiler_CounterDataImage_CalculateSize == nullptr) {
+    GTEST_SKIP() << "this libnvperf_host has no NVPW_CUDA_Profiler_CounterDataImage_CalculateSize";
+  }
+  PlanCost cost;
+  CoreStatus s = PlanCostOffline(RealCuptiApi(), GetParam(), MetricSet::kDefault, {}, &cost);
+  if (!s.ok()) GTEST_SKIP() << "no offline data for " << GetParam() << ": " << s.message();
+  for (uint32_t ranges : {1u, 16u, 2048u}) {
+    const size_t real = HostLibraryCounterDataBytes(GetParam(), cost.plan.metrics, ranges);
+    ASSERT_GT(real, 0u) << GetParam();
+    EXPECT_EQ(fake::FakeCupti::CounterDataBytes(GetParam(), cost.plan.metrics, ranges), real)
+        << GetParam() << " at " << ranges << " ranges";
+  }
+  // The full set too, where the fake's raw-counter table covers it.
+  PlanCost full;
+  ASSERT_TRUE(PlanCostOffline(RealCuptiApi(), GetParam(), MetricSet::kFull, {}, &full).ok());
+  EXPECT_EQ(fake::FakeCupti::CounterDataBytes(GetParam(), full.plan.metrics, 2048),
+            HostLibraryCounterDataBytes(GetParam(), full.plan.metrics, 2048)) << GetParam();
+}
+#endif  // QPROF_HAVE_NVPERF_HOST
 
 TEST(CuptiRealTest, VersionIsAtLeastTheHeaders) {
   uint32_t v = 0;

@@ -6,6 +6,7 @@
 // emulated and docs/collector.md for what a GPU run must still confirm).
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -399,6 +400,74 @@ TEST(RecordE2eTest, AnotherProfilerAttachedGivesAnEmptyTraceSayingWhy) {
   EXPECT_EQ(t.header().collector().subscriber_conflict(), "Nsight Systems");
   EXPECT_NE(run.output.find("another CUPTI client held the GPU: Nsight Systems"), std::string::npos)
       << run.output;
+}
+
+// Issue 35: `qprof record --capture-range=cudaProfilerApi` on a serving loop records only
+// the step between cudaProfilerStart and cudaProfilerStop (the program logs that step as
+// kernel/graph lines and everything else as "outside"); the trace says which range it
+// holds. stop-shutdown (nsys's default) ends the program with SIGTERM once the range
+// ended, which is the run finishing as asked (exit 0); stop lets it run on.
+TEST(RecordE2eTest, CaptureRangeRecordsOnlyTheBracketedWork) {
+  for (const std::string& end : {std::string(""), std::string("--capture-range-end=stop")}) {
+    SCOPED_TRACE(end);
+    RecordRun run = Record("capture", "", "--capture-range=cudaProfilerApi " + end);
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    std::vector<std::string> traces = Files(run, ".qtrace");
+    ASSERT_EQ(traces.size(), 1u) << run.output;
+    const proto::Trace t = Read(traces[0]);
+    EXPECT_SAME_LAUNCHES(Traced(t), Logged(run));
+    EXPECT_EQ(Logged(run).size(), 5u);  // two eager kernels (5 launches) and the graph's three
+    const auto& extra = t.header().run().extra();
+    EXPECT_EQ(extra.at("capture_range"), "cudaProfilerApi");
+    EXPECT_EQ(extra.at("capture_ranges"), "1");
+    EXPECT_EQ(t.header().collector().ended_by(), "capture range end");
+    EXPECT_NE(run.output.find("capture range cudaProfilerApi: 1 range(s) recorded"),
+              std::string::npos) << run.output;
+    const bool done = std::find(run.log.begin(), run.log.end(), "done") != run.log.end();
+    if (end.empty()) {
+      EXPECT_NE(run.output.find("was ended at the end of the capture range"), std::string::npos)
+          << run.output;
+      EXPECT_FALSE(done);  // ended during its 300 ms after the range
+    } else {
+      EXPECT_TRUE(done);
+      EXPECT_GE(t.header().collector().records_outside_window(), 20u + 3u);
+    }
+  }
+}
+
+TEST(RecordE2eTest, NvtxCaptureRangeRecordsOnlyTheBracketedWork) {
+  RecordRun run = Record("capture-nvtx", "", "--capture-range=nvtx --nvtx-capture=profile");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  std::vector<std::string> traces = Files(run, ".qtrace");
+  ASSERT_EQ(traces.size(), 1u) << run.output;
+  const proto::Trace t = Read(traces[0]);
+  EXPECT_SAME_LAUNCHES(Traced(t), Logged(run));
+  EXPECT_EQ(t.header().run().extra().at("capture_range"), "nvtx:profile");
+}
+
+// The metrics pass profiles the same bracketed work (the range profiler's range is pushed
+// only inside the capture range), so every captured kernel gets its metrics.
+TEST(RecordE2eTest, CaptureRangeMetricsPassProfilesTheSameWork) {
+  RecordRun run = Record("capture", "", "--metrics --capture-range=cudaProfilerApi");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  std::vector<std::string> traces = Files(run, ".qtrace");
+  ASSERT_EQ(traces.size(), 1u) << run.output;
+  const proto::Trace t = Read(traces[0]);
+  const proto::CollectorStats& s = t.header().collector();
+  EXPECT_TRUE(s.metrics_available()) << s.DebugString();
+  EXPECT_EQ(s.metrics_kernels_matched(), 5u + 3u) << s.DebugString();
+  EXPECT_EQ(s.metrics_kernels_unmatched(), 0u);
+  EXPECT_EQ(run.output.find("metrics pass exited with status"), std::string::npos) << run.output;
+}
+
+TEST(RecordE2eTest, CaptureOptionsThatDoNotParseAreOneErrorLine) {
+  RecordRun run = Record("none", "", "--capture-range=cudaProfilerAPI");
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_NE(run.output.find("qprof: error: --capture-range must be none, cudaProfilerApi"),
+            std::string::npos) << run.output;
+  RecordRun nvtx = Record("none", "", "--capture-range=nvtx");
+  EXPECT_EQ(nvtx.exit_code, 2) << nvtx.output;
+  EXPECT_NE(nvtx.output.find("--nvtx-capture"), std::string::npos) << nvtx.output;
 }
 
 }  // namespace

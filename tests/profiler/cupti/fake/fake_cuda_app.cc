@@ -14,6 +14,11 @@
 //   script   plays the script file given as a third argument, one operation a line:
 //              push <name> | pop | kernel <name> | capture <stream> | instantiate <stream> |
 //              replay <stream>   (kernels on stream 7 unless captured elsewhere)
+//   capture  a serving loop: warm-up (eager and a graph replay), then cudaProfilerStart,
+//            one step (eager kernels and a graph replay), cudaProfilerStop, more steps;
+//            only the bracketed step is logged as "kernel"/"graph" (the rest as
+//            "outside\t<name>"), then "done" at the end
+//   capture-nvtx  the same, with the step inside an NVTX range "profile" instead
 //   reset    launches, cudaDeviceReset, launches again on the new context
 //   chdir    changes directory before cuInit, then launches
 //   none     cuInit, launches nothing
@@ -28,6 +33,7 @@
 #include <unistd.h>
 
 #include <cuda.h>
+#include <cudaProfiler.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -128,6 +134,44 @@ long StreamedBytes() {
   return best;
 }
 
+void Outside(const std::string& name) {
+  qprofFakeLaunchKernel(name.c_str(), 7, 3000);
+  Line("outside\t" + name);
+}
+
+// A serving engine: only the bracketed step is what the trace must hold.
+int ServeWithCaptureRange(bool nvtx) {
+  const char* graph[] = {"graph_rmsnorm", "graph_attn", "graph_moe"};
+  Push("serve");
+  for (int i = 0; i < 20; ++i) Outside("warmup_kernel");
+  qprofFakeGraphLaunch(graph, 3, 7);  // captured, instantiated and replayed outside
+  for (const char* g : graph) Line(std::string("outside\t") + g);
+  if (nvtx) {
+    Push("profile");
+  } else {
+    cuProfilerStart();
+  }
+  Push("step 1");
+  for (int k = 0; k < 5; ++k) Kernel(k % 2 ? "rmsnorm_kernel" : "_Z8mma_gemmILi0EEvv", 7);
+  qprofFakeGraphLaunch(graph, 3, 7);
+  for (const char* g : graph) {
+    Line(std::string("graph\t") + g + "\t7\t" + std::to_string(Tid()) + "\t" + Path());
+  }
+  Pop();
+  if (nvtx) {
+    Pop();
+  } else {
+    cuProfilerStop();
+  }
+  Line("stopped");
+  for (int i = 0; i < 20; ++i) Outside("after_kernel");
+  qprofFakeSynchronize();
+  usleep(300 * 1000);  // a server keeps running: the trace is finished meanwhile
+  Pop();
+  Line("done");
+  return 0;
+}
+
 // The "script" scenario: a decode loop as a list of operations (the test writes it from
 // the decoder's own launch list). Kernels run on stream 7, the stream captured too.
 int PlayScript(const char* path) {
@@ -182,6 +226,9 @@ int main(int argc, char** argv) {
   if (scenario == "normal" || scenario == "chdir") {
     RunThreads(/*steps=*/5, /*kernels_per_step=*/600);  // several 1 MiB buffers per thread
     return 0;
+  }
+  if (scenario == "capture" || scenario == "capture-nvtx") {
+    return ServeWithCaptureRange(scenario == "capture-nvtx");
   }
   if (scenario == "reset") {
     for (int i = 0; i < 50; ++i) Kernel("before_reset", 1);

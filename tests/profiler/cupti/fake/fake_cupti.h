@@ -34,17 +34,27 @@
 //    GRAPHNODE_CREATED between them, writes its API record, and runs nothing: no kernel
 //    record, no range. Instantiation clones every node (GRAPHNODE_CREATED, then
 //    GRAPHNODE_CLONED) into a graph whose id is the executable graph's (seen in Triton
-//    Proton's CUPTI backend, not documented), then GRAPHEXEC_CREATED. A replay writes one
-//    kernel record per kernel node, carrying the clone's node id and the executable
-//    graph's id, all with the graph launch's correlation id.
+//    Proton's CUPTI backend, not documented), then GRAPHEXEC_CREATED. Graph ids and
+//    executable-graph ids come from separate counters, as on a real driver, so they
+//    collide numerically (the first of each is 1). A replay writes one kernel record per
+//    kernel node, carrying the clone's node id and the executable graph's id, all with
+//    the graph launch's correlation id.
 //  - Library-internal kernels (FakeLaunch::internal): a kernel record and, under the range
 //    profiler, a range, but no launch callbacks (kernels a library or the driver launches
 //    inside another call).
-//  - NVTX reaches CUPTI only when NVTX_INJECTION64_PATH was set at the first NVTX call.
+//  - NVTX reaches CUPTI only when NVTX_INJECTION64_PATH was set at the first NVTX call;
+//    then each call also issues CUPTI's NVTX callback (CUPTI_CB_DOMAIN_NVTX, the call's
+//    parameters in CUpti_NvtxData; a named domain is created by nvtxDomainCreateA first).
+//  - cudaProfilerStart/Stop issue the driver's cuProfilerStart/Stop callbacks.
 //  - Range profiler: auto range names ranges "0", "1", ... per context in the order it
 //    profiles kernels (launches and replayed graph nodes alike, the nodes in creation
 //    order: undocumented for graphs with parallel branches); the CTA count of each range
-//    is the launch's grid. Auto range serialises launches: by default one launch's enter
+//    is the launch's grid, its thread count grid x block. A kernel makes a range only
+//    between Start and Stop AND inside a pushed range (PushRange/PopRange, as we now
+//    believe CUPTI does in auto range mode too); SetConfig refuses nesting other than
+//    one level; Stop refuses a pass with a range still pushed (pops must match pushes).
+//    Counter data image sizes follow the metric count and the range count as libcupti's
+//    host library computes them (CounterDataBytes). Auto range serialises launches: by default one launch's enter
 //    callback, range and exit callback are not interleaved with another thread's
 //    (interleave_launch_callbacks: only the range is serialised; which one CUPTI does is
 //    not documented). Counter data dies with its context: a session not ended before its
@@ -130,6 +140,16 @@ struct FakeFaults {
   // Captured launches issue no GRAPHNODE_CREATED: a launch that succeeds and makes no
   // range for a reason the collector cannot see (the way to make one in a test).
   bool hide_capture_nodes = false;
+  // Range indices k whose range CUPTI records after range k + 1's: two neighbouring
+  // kernels profiled in the other order than their launch callbacks came (launches from
+  // two threads; whether CUPTI can do this is not documented).
+  std::set<size_t> swap_ranges;
+  // What kernel replay makes of a graph launch (NOT documented; the device check
+  // measures it): one range per kernel node in creation order (the fake's default), one
+  // range for the whole launch (CTA and thread counts summed over its nodes), none, or
+  // one per node in reverse order.
+  enum class GraphRanges { kPerNode, kOnePerLaunch, kNone, kReversed };
+  GraphRanges graph_ranges = GraphRanges::kPerNode;
   // cuptiGetVersion's answer.
   uint32_t version = 130001;
   bool driver_present = true;
@@ -142,6 +162,7 @@ struct FakeFaults {
 struct FakeLaunch {
   std::string name;
   uint32_t grid = 0;           // CTAs (gridDimX; Y = Z = 1); 0: a fixed function of the name
+  uint32_t block = 256;        // threads per CTA (blockDimX; Y = Z = 1)
   uint64_t duration_ns = 1000;
   CUresult result = CUDA_SUCCESS;  // not CUDA_SUCCESS: the launch fails, nothing runs
   bool internal = false;       // launched inside a library call: no launch callbacks
@@ -169,6 +190,9 @@ class FakeGpuControl {
   virtual uint32_t Memcpy(CUcontext ctx, uint32_t stream, uint8_t copy_kind, uint64_t bytes,
                           uint64_t tid) = 0;
   virtual uint32_t Memset(CUcontext ctx, uint32_t stream, uint64_t bytes, uint64_t tid) = 0;
+  // cudaProfilerStart / cudaProfilerStop: the driver's cuProfilerStart/Stop callbacks.
+  virtual void ProfilerStart(CUcontext ctx, uint64_t tid) = 0;
+  virtual void ProfilerStop(CUcontext ctx, uint64_t tid) = 0;
   virtual void NvtxPush(uint64_t tid, const std::string& name, const std::string& domain) = 0;
   virtual void NvtxPop(uint64_t tid, const std::string& domain) = 0;
   virtual void SyncAll() = 0;
@@ -212,6 +236,8 @@ class FakeCupti final : public CuptiApi, public FakeGpuControl {
   uint32_t Memcpy(CUcontext ctx, uint32_t stream, uint8_t copy_kind, uint64_t bytes,
                   uint64_t tid) override;
   uint32_t Memset(CUcontext ctx, uint32_t stream, uint64_t bytes, uint64_t tid) override;
+  void ProfilerStart(CUcontext ctx, uint64_t tid) override;
+  void ProfilerStop(CUcontext ctx, uint64_t tid) override;
   void NvtxPush(uint64_t tid, const std::string& name, const std::string& domain = "") override;
   void NvtxPop(uint64_t tid, const std::string& domain = "") override;
   // nvtxRangeStartA/nvtxRangeEnd: not nested by thread; may end on another thread.
@@ -289,6 +315,8 @@ class FakeCupti final : public CuptiApi, public FakeGpuControl {
   CUptiResult RangeProfilerSetConfig(CUpti_RangeProfiler_SetConfig_Params* p) override;
   CUptiResult RangeProfilerStart(CUpti_RangeProfiler_Start_Params* p) override;
   CUptiResult RangeProfilerStop(CUpti_RangeProfiler_Stop_Params* p) override;
+  CUptiResult RangeProfilerPushRange(CUpti_RangeProfiler_PushRange_Params* p) override;
+  CUptiResult RangeProfilerPopRange(CUpti_RangeProfiler_PopRange_Params* p) override;
   CUptiResult RangeProfilerDecodeData(CUpti_RangeProfiler_DecodeData_Params* p) override;
   CUptiResult RangeProfilerGetCounterDataInfo(CUpti_RangeProfiler_GetCounterDataInfo_Params* p) override;
   CUptiResult RangeProfilerCounterDataGetRangeInfo(
@@ -307,6 +335,12 @@ class FakeCupti final : public CuptiApi, public FakeGpuControl {
   static std::vector<std::string> ChipBaseMetrics(const std::string& chip, CUpti_MetricType type);
   // Counter passes the fake schedules for a config (a model of libcupti's; see the .cc).
   static size_t PassesFor(const std::vector<std::string>& metrics);
+  // The counter data image size for `metrics` and `ranges` ranges on `chip`, as
+  // libnvperf_host computes it (see the .cc), from the raw counters the metrics need
+  // (raw_counters_13_0.inc; a metric not in it counts one raw counter of its own).
+  static size_t CounterDataBytes(const std::string& chip, const std::vector<std::string>& metrics,
+                                 size_t ranges);
+  static size_t RawCounters(const std::string& chip, const std::vector<std::string>& metrics);
 
  private:
   struct Context {
@@ -318,6 +352,7 @@ class FakeCupti final : public CuptiApi, public FakeGpuControl {
     uint64_t id = 0;
     std::string kernel;
     uint32_t grid = 0;
+    uint32_t block = 256;
   };
   struct Graph {
     std::vector<GraphNode> nodes;  // kernel nodes, in creation order
@@ -347,11 +382,19 @@ class FakeCupti final : public CuptiApi, public FakeGpuControl {
     bool enabled = true;   // until cuptiRangeProfilerDisable
     bool dead = false;     // its context was destroyed: the counter data is gone
     bool started = false;
+    int pushed = 0;        // ranges pushed and not popped (PushRange/PopRange)
+    uint16_t nesting_levels = 0;
     size_t max_ranges = 0;
     size_t dropped = 0;
     const uint8_t* image = nullptr;
     std::vector<std::string> kernels;  // range k = k-th kernel profiled while started
     std::vector<uint32_t> ctas;        // ... and its grid
+    std::vector<uint64_t> threads;     // ... and its threads (grid x block)
+    struct Held {                      // a range recorded late (faults.swap_ranges)
+      std::string kernel;
+      uint32_t grid = 0, block = 0;
+      bool set = false;
+    } held_back;
     std::vector<std::string> names;    // "0", "1", ...
   };
 
@@ -362,6 +405,9 @@ class FakeCupti final : public CuptiApi, public FakeGpuControl {
   void Emit(const void* record, size_t size);  // host-side record: written now
   bool NvtxInjected();
   void EmitMarker(bool start, uint32_t id, uint64_t tid, const char* name, const char* domain);
+  // CUPTI's NVTX callbacks (CUpti_NvtxData) for an NVTX call, when NVTX reaches CUPTI.
+  void NvtxCallback(CUpti_CallbackId cbid, const void* params, const void* result);
+  void* NvtxDomain(const std::string& domain);  // nvtxDomainCreateA at its first use
   void EmitGpu(std::vector<uint8_t> record);   // device-side: written later
   void DrainGpuLocked(bool all);
   void CompleteCurrentLocked();
@@ -377,9 +423,11 @@ class FakeCupti final : public CuptiApi, public FakeGpuControl {
                       const char* symbol, const void* params, CUresult rc, uint32_t correlation);
   void GraphResource(CUpti_CallbackId cbid, uint64_t graph, uint64_t node, uint64_t original_graph,
                      uint64_t original_node, uint64_t exec);
-  void AddRange(CUcontext ctx, const std::string& kernel, uint32_t grid);
+  void AddRange(CUcontext ctx, const std::string& kernel, uint32_t grid, uint32_t block);
+  // One range for a whole graph launch: its counts are the sums over the nodes.
+  void AddGraphRange(CUcontext ctx, const std::vector<GraphNode>& nodes);
   void KernelRecord(CUcontext ctx, uint32_t stream, const std::string& name, uint32_t grid,
-                    uint64_t start, uint64_t duration, uint32_t correlation, uint32_t graph_id,
+                    uint32_t block, uint64_t start, uint64_t duration, uint32_t correlation, uint32_t graph_id,
                     uint64_t node_id);
   void ExternalRecord(uint64_t tid, uint32_t correlation);
   void EmitOverhead(uint64_t start, uint64_t end);
@@ -404,10 +452,12 @@ class FakeCupti final : public CuptiApi, public FakeGpuControl {
   std::set<std::thread::id> delivery_threads_;
   std::set<std::string> interned_;
   std::map<uint64_t, std::map<std::string, std::vector<uint32_t>>> nvtx_stacks_;
+  std::map<std::string, void*> nvtx_domains_;  // name -> the handle nvtxDomainCreateA gave
   std::map<CUcontext, RangeObject*> range_by_ctx_;
   std::vector<std::unique_ptr<RangeObject>> range_objects_;
   std::vector<std::unique_ptr<HostObject>> host_objects_;
-  std::map<uint64_t, Graph> graphs_;          // graph id (executable graphs: its own graph)
+  std::map<uint64_t, Graph> graphs_;          // by graph id
+  std::map<uint64_t, Graph> execs_;           // by executable-graph id (another id space)
   std::map<std::vector<std::string>, uint64_t> graph_cache_;  // GraphLaunch's executables
   std::map<uint64_t, std::vector<uint64_t>> external_ids_;    // tid -> pushed ids
 
@@ -432,6 +482,7 @@ class FakeCupti final : public CuptiApi, public FakeGpuControl {
   std::atomic<uint32_t> next_correlation_{1};
   std::atomic<uint32_t> next_marker_{1};
   std::atomic<uint64_t> next_graph_{1};
+  std::atomic<uint64_t> next_exec_{1};   // its own counter: collides with graph ids
   std::atomic<uint64_t> next_node_{1};
   std::atomic<uint64_t> foreign_taken_{0};
   std::atomic<uint64_t> gpu_made_{0};

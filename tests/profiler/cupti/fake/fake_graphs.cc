@@ -27,7 +27,8 @@ CUptiResult FakeCupti::GetGraphId(CUgraph graph, uint32_t* graph_id) {
   return CUPTI_SUCCESS;
 }
 
-// An executable graph's id is the id of the graph its nodes were cloned into.
+// Executable graphs count from 1 on their own, apart from graphs, as on a real driver:
+// the first graph and the first executable graph are both 1.
 CUptiResult FakeCupti::GetGraphExecId(CUgraphExec exec, uint32_t* exec_id) {
   if (exec == nullptr || exec_id == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
   *exec_id = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(exec));
@@ -95,7 +96,7 @@ uint64_t FakeCupti::EndCapture(CUcontext ctx, uint32_t stream, uint64_t tid) {
 uint64_t FakeCupti::Instantiate(CUcontext ctx, uint64_t graph, uint64_t tid) {
   const uint64_t start = HostNow();
   const uint32_t correlation = next_correlation_.fetch_add(1);
-  const uint64_t exec = next_graph_.fetch_add(1);
+  const uint64_t exec = next_exec_.fetch_add(1);
   constexpr CUpti_CallbackId kCbid = CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithFlags;
   DriverCallback(kCbid, CUPTI_API_ENTER, ctx, nullptr, nullptr, CUDA_SUCCESS, correlation);
   std::vector<GraphNode> originals;
@@ -108,13 +109,15 @@ uint64_t FakeCupti::Instantiate(CUcontext ctx, uint64_t graph, uint64_t tid) {
     GraphNode clone = n;
     clone.id = next_node_.fetch_add(1);
     clones.push_back(clone);
-    // The clone is created (outside any launch), then announced as a clone.
+    // The clone is created (outside any launch), then announced as a clone. It lives in
+    // a graph whose id is the executable graph's (Triton Proton saw this; undocumented):
+    // a number that is also some other graph's id.
     GraphResource(CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, exec, clone.id, 0, 0, 0);
     GraphResource(CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED, exec, clone.id, graph, n.id, 0);
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
-    graphs_[exec].nodes = clones;
+    execs_[exec].nodes = clones;
   }
   GraphResource(CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED, graph, 0, 0, 0, exec);
   DriverCallback(kCbid, CUPTI_API_EXIT, ctx, nullptr, nullptr, CUDA_SUCCESS, correlation);
@@ -129,8 +132,8 @@ uint32_t FakeCupti::LaunchGraph(CUcontext ctx, uint32_t stream, uint64_t exec, u
   std::vector<GraphNode> nodes;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = graphs_.find(exec);
-    if (it != graphs_.end()) nodes = it->second.nodes;
+    auto it = execs_.find(exec);
+    if (it != execs_.end()) nodes = it->second.nodes;
   }
   cuGraphLaunch_params params = {};
   params.hGraph = Handle<CUgraphExec>(exec);
@@ -141,13 +144,25 @@ uint32_t FakeCupti::LaunchGraph(CUcontext ctx, uint32_t stream, uint64_t exec, u
     // order, and no launch callbacks for them.
     std::lock_guard<std::mutex> serial(launch_mu_);
     DriverCallback(kCbid, CUPTI_API_ENTER, ctx, nullptr, &params, CUDA_SUCCESS, correlation);
-    for (const GraphNode& n : nodes) AddRange(ctx, n.kernel, n.grid);
+    switch (faults.graph_ranges) {
+      case FakeFaults::GraphRanges::kPerNode:
+        for (const GraphNode& n : nodes) AddRange(ctx, n.kernel, n.grid, n.block);
+        break;
+      case FakeFaults::GraphRanges::kReversed:
+        for (auto n = nodes.rbegin(); n != nodes.rend(); ++n) AddRange(ctx, n->kernel, n->grid, n->block);
+        break;
+      case FakeFaults::GraphRanges::kOnePerLaunch:
+        if (!nodes.empty()) AddGraphRange(ctx, nodes);
+        break;
+      case FakeFaults::GraphRanges::kNone:
+        break;
+    }
     DriverCallback(kCbid, CUPTI_API_EXIT, ctx, nullptr, &params, CUDA_SUCCESS, correlation);
   }
   WriteApiRecord(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, tid,
                  start, HostNow(300), correlation);
   for (const GraphNode& n : nodes) {
-    KernelRecord(ctx, stream, n.kernel, n.grid, start, 1000, correlation,
+    KernelRecord(ctx, stream, n.kernel, n.grid, n.block, start, 1000, correlation,
                  static_cast<uint32_t>(exec), n.id);
   }
   return correlation;

@@ -1,6 +1,7 @@
 // The fake GPU's range profiler, profiler host API, driver and library calls.
 #include <algorithm>
 #include <cstring>
+#include <set>
 
 #include "tests/profiler/cupti/fake/fake_cupti.h"
 
@@ -37,7 +38,7 @@ std::vector<std::string> FakeCupti::ChipBaseMetrics(const std::string& chip, CUp
   std::vector<std::string> common = {"sm__pipe_tensor_cycles_active", "sm__pipe_fma_cycles_active",
                                      "sm__pipe_fmaheavy_cycles_active",
                                      "sm__inst_executed_pipe_fma", "gpu__time_duration",
-                                     "sm__ctas_launched"};
+                                     "sm__ctas_launched", "sm__threads_launched"};
   if (chip == "GH100") {
     for (const char* m : {"sm__inst_executed_pipe_tensor", "sm__inst_executed_pipe_tensor_op_hmma",
                           "sm__inst_executed_pipe_tensor_op_gmma"}) common.push_back(m);
@@ -251,9 +252,10 @@ CUptiResult FakeCupti::HostEvaluateToGpuValues(CUpti_Profiler_Host_EvaluateToGpu
     if (p->rangeIndex >= object->kernels.size()) return CUPTI_ERROR_INVALID_PARAMETER;
     for (size_t i = 0; i < p->numMetrics; ++i) {
       const std::string metric = p->ppMetricNames[i];
-      p->pMetricValues[i] = metric == "sm__ctas_launched.sum"
-                                ? static_cast<double>(object->ctas[p->rangeIndex])
-                                : MetricValue(object->kernels[p->rangeIndex], metric);
+      const size_t r = p->rangeIndex;
+      p->pMetricValues[i] = metric == "sm__ctas_launched.sum"      ? static_cast<double>(object->ctas[r])
+                            : metric == "sm__threads_launched.sum" ? static_cast<double>(object->threads[r])
+                                                                   : MetricValue(object->kernels[r], metric);
     }
     return CUPTI_SUCCESS;
   }
@@ -296,8 +298,59 @@ CUptiResult FakeCupti::RangeProfilerDisable(CUpti_RangeProfiler_Disable_Params* 
   return CUPTI_SUCCESS;
 }
 
+size_t FakeCupti::RawCounters(const std::string& chip, const std::vector<std::string>& metrics) {
+  struct Row {
+    const char* chip;
+    const char* metric;
+    const char* raw;
+  };
+  static const Row kRows[] = {
+#include "tests/profiler/cupti/fake/raw_counters_13_0.inc"
+  };
+  std::set<std::string> raw;
+  for (const std::string& m : metrics) {
+    bool known = false;
+    for (const Row& row : kRows) {
+      if (chip != row.chip || m != row.metric) continue;
+      known = true;
+      std::string ids = row.raw;
+      for (size_t at = 0; at < ids.size();) {
+        const size_t end = std::min(ids.find(' ', at), ids.size());
+        raw.insert(ids.substr(at, end - at));
+        at = end + 1;
+      }
+    }
+    if (!known) raw.insert(m);  // not in the table: one raw counter of its own
+  }
+  return raw.size();
+}
+
+// libnvperf_host 13.0's counter data image size, measured offline for every chip and both
+// metric sets (tests/profiler/cupti/cupti_real_test.cc holds this to the library): a fixed
+// 2248 bytes, the counter data prefix (100 + 24 per raw counter), and per range 64 bytes
+// of range name, 16 bytes, and 32 bytes per raw counter. Raw counters kept without their
+// per-unit instances: with instances the library's size is some 300 times larger (379 MB
+// for GH100's default set at 2048 ranges); which one libcupti's range profiler asks for
+// is not documented, and the device check prints libcupti's own figure.
+size_t FakeCupti::CounterDataBytes(const std::string& chip, const std::vector<std::string>& metrics,
+                                   size_t ranges) {
+  const size_t raw = RawCounters(chip, metrics);
+  return 2248 + (100 + 24 * raw) + ranges * (64 + 16 + 32 * raw);
+}
+
 CUptiResult FakeCupti::RangeProfilerGetCounterDataSize(CUpti_RangeProfiler_GetCounterDataSize_Params* p) {
-  p->counterDataSize = 256 + 16 * p->maxNumOfRanges;
+  auto* object = reinterpret_cast<RangeObject*>(p->pRangeProfilerObject);
+  if (object == nullptr || p->pMetricNames == nullptr || p->numMetrics == 0 ||
+      p->maxNumRangeTreeNodes < p->maxNumOfRanges) {
+    return CUPTI_ERROR_INVALID_PARAMETER;
+  }
+  std::vector<std::string> metrics(p->pMetricNames, p->pMetricNames + p->numMetrics);
+  std::string chip;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (object->device < devices_.size()) chip = devices_[object->device].chip;
+  }
+  p->counterDataSize = CounterDataBytes(chip, metrics, p->maxNumOfRanges);
   return CUPTI_SUCCESS;
 }
 
@@ -308,28 +361,64 @@ CUptiResult FakeCupti::RangeProfilerCounterDataImageInitialize(
   return CUPTI_SUCCESS;
 }
 
+// Auto range with kernel replay only (what the collector asks for), and the nesting the
+// header requires: "For Auto range mode, this should be set to 1" (numNestingLevels); the
+// minimum level profiled is the first pushed range.
 CUptiResult FakeCupti::RangeProfilerSetConfig(CUpti_RangeProfiler_SetConfig_Params* p) {
   if (p->range != CUPTI_AutoRange || p->replayMode != CUPTI_KernelReplay || p->pConfig == nullptr ||
-      p->configSize == 0) {
+      p->configSize == 0 || p->numNestingLevels != 1 || p->minNestingLevel != 1 ||
+      p->targetNestingLevel > p->numNestingLevels) {
     return CUPTI_ERROR_INVALID_PARAMETER;
   }
   std::lock_guard<std::mutex> lock(mu_);
-  reinterpret_cast<RangeObject*>(p->pRangeProfilerObject)->max_ranges = p->maxRangesPerPass;
+  auto* object = reinterpret_cast<RangeObject*>(p->pRangeProfilerObject);
+  object->max_ranges = p->maxRangesPerPass;
+  object->nesting_levels = p->numNestingLevels;
   return CUPTI_SUCCESS;
 }
 
 CUptiResult FakeCupti::RangeProfilerStart(CUpti_RangeProfiler_Start_Params* p) {
+  Log("RangeProfilerStart");
   std::lock_guard<std::mutex> lock(mu_);
   reinterpret_cast<RangeObject*>(p->pRangeProfilerObject)->started = true;
+  return CUPTI_SUCCESS;
+}
+
+// The header documents INVALID_OPERATION when the range profiler is not enabled; pushing
+// before Start and popping more than was pushed answer the same here (CUPTI documents
+// neither case).
+CUptiResult FakeCupti::RangeProfilerPushRange(CUpti_RangeProfiler_PushRange_Params* p) {
+  Log("RangeProfilerPushRange");
+  std::lock_guard<std::mutex> lock(mu_);
+  auto* object = reinterpret_cast<RangeObject*>(p->pRangeProfilerObject);
+  if (!RangeObjectUsable(object) || !object->enabled || !object->started) {
+    return CUPTI_ERROR_INVALID_OPERATION;
+  }
+  ++object->pushed;
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult FakeCupti::RangeProfilerPopRange(CUpti_RangeProfiler_PopRange_Params* p) {
+  Log("RangeProfilerPopRange");
+  std::lock_guard<std::mutex> lock(mu_);
+  auto* object = reinterpret_cast<RangeObject*>(p->pRangeProfilerObject);
+  if (!RangeObjectUsable(object) || !object->enabled || object->pushed == 0) {
+    return CUPTI_ERROR_INVALID_OPERATION;
+  }
+  --object->pushed;
   return CUPTI_SUCCESS;
 }
 
 // A session whose context was destroyed has nothing left to stop or decode (the code
 // CUPTI answers then is not documented; the fake says the context is invalid).
 CUptiResult FakeCupti::RangeProfilerStop(CUpti_RangeProfiler_Stop_Params* p) {
+  Log("RangeProfilerStop");
   std::lock_guard<std::mutex> lock(mu_);
   auto* object = reinterpret_cast<RangeObject*>(p->pRangeProfilerObject);
   if (!RangeObjectUsable(object)) return CUPTI_ERROR_INVALID_CONTEXT;
+  // "The number of pop range API call should be same as number of push ranges": a pass
+  // stopped inside a pushed range is refused (the code CUPTI answers is not documented).
+  if (object->pushed != 0) return CUPTI_ERROR_INVALID_OPERATION;
   object->started = false;
   p->isAllPassSubmitted = faults.passes_not_submitted ? 0 : 1;
   return CUPTI_SUCCESS;
@@ -369,19 +458,56 @@ CUptiResult FakeCupti::RangeProfilerCounterDataGetRangeInfo(
   return CUPTI_ERROR_INVALID_PARAMETER;
 }
 
-void FakeCupti::AddRange(CUcontext ctx, const std::string& kernel, uint32_t grid) {
+// Auto range profiles a kernel only between Start and Stop and inside a pushed range (as
+// we now believe CUPTI does: NVIDIA's sample pushes one in auto range mode, and runs
+// without a push record no range).
+void FakeCupti::AddRange(CUcontext ctx, const std::string& kernel, uint32_t grid, uint32_t block) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = range_by_ctx_.find(ctx);
-  if (it == range_by_ctx_.end() || !it->second->started) return;
+  if (it == range_by_ctx_.end() || !it->second->started || it->second->pushed == 0) return;
   RangeObject* object = it->second;
   if (object->kernels.size() >= object->max_ranges) {
     ++object->dropped;
     return;
   }
-  // Auto range: ranges are named by their index on the context, not by kernel.
+  if (!object->held_back.set && faults.swap_ranges.count(object->kernels.size()) > 0) {
+    // This range is recorded after the next one (faults.swap_ranges).
+    object->held_back = RangeObject::Held{kernel, grid, block, true};
+    return;
+  }
+  auto record = [object](const std::string& k, uint32_t g, uint32_t b) {
+    // Auto range: ranges are named by their index on the context, not by kernel.
+    object->names.push_back(std::to_string(object->kernels.size()));
+    object->kernels.push_back(k);
+    object->ctas.push_back(g);
+    object->threads.push_back(static_cast<uint64_t>(g) * b);
+  };
+  record(kernel, grid, block);
+  if (object->held_back.set) {
+    record(object->held_back.kernel, object->held_back.grid, object->held_back.block);
+    object->held_back = RangeObject::Held{};
+  }
+}
+
+void FakeCupti::AddGraphRange(CUcontext ctx, const std::vector<GraphNode>& nodes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = range_by_ctx_.find(ctx);
+  if (it == range_by_ctx_.end() || !it->second->started || it->second->pushed == 0) return;
+  RangeObject* object = it->second;
+  if (object->kernels.size() >= object->max_ranges) {
+    ++object->dropped;
+    return;
+  }
+  uint32_t ctas = 0;
+  uint64_t threads = 0;
+  for (const GraphNode& n : nodes) {
+    ctas += n.grid;
+    threads += static_cast<uint64_t>(n.grid) * n.block;
+  }
   object->names.push_back(std::to_string(object->kernels.size()));
-  object->kernels.push_back(kernel);
-  object->ctas.push_back(grid);
+  object->kernels.push_back(nodes.front().kernel);  // values of the first node, for the fake
+  object->ctas.push_back(ctas);
+  object->threads.push_back(threads);
 }
 
 // ---- Driver ---------------------------------------------------------------------------------

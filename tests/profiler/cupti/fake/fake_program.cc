@@ -3,6 +3,7 @@
 // the callbacks it would.
 #include <cupti_driver_cbid.h>
 #include <cupti_runtime_cbid.h>
+#include <generated_nvtx_meta.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -153,7 +154,7 @@ uint32_t FakeCupti::GridOf(const std::string& kernel) {
 }
 
 void FakeCupti::KernelRecord(CUcontext ctx, uint32_t stream, const std::string& name,
-                             uint32_t grid, uint64_t start, uint64_t duration,
+                             uint32_t grid, uint32_t block, uint64_t start, uint64_t duration,
                              uint32_t correlation, uint32_t graph_id, uint64_t node_id) {
   if (!Enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) return;
   CUpti_ActivityKernel10 k;
@@ -169,7 +170,7 @@ void FakeCupti::KernelRecord(CUcontext ctx, uint32_t stream, const std::string& 
   }
   k.streamId = stream;
   k.gridX = static_cast<int32_t>(grid); k.gridY = 1; k.gridZ = 1;
-  k.blockX = 256; k.blockY = 1; k.blockZ = 1;
+  k.blockX = block; k.blockY = 1; k.blockZ = 1;
   k.registersPerThread = 64;
   k.dynamicSharedMemory = 16384;
   k.graphId = graph_id;
@@ -196,16 +197,16 @@ uint32_t FakeCupti::Launch(CUcontext ctx, uint32_t stream, const FakeLaunch& l, 
                                            start, HostNow(300));
     {
       std::lock_guard<std::mutex> serial(launch_mu_);
-      AddRange(ctx, l.name, grid);
+      AddRange(ctx, l.name, grid, l.block);
     }
-    KernelRecord(ctx, stream, l.name, grid, start, l.duration_ns, correlation, 0, 0);
+    KernelRecord(ctx, stream, l.name, grid, l.block, start, l.duration_ns, correlation, 0, 0);
     return correlation;
   }
   const uint32_t correlation = next_correlation_.fetch_add(1);
   cuLaunchKernel_params params = {};
   params.gridDimX = grid;
   params.gridDimY = params.gridDimZ = 1;
-  params.blockDimX = 256;
+  params.blockDimX = l.block;
   params.blockDimY = params.blockDimZ = 1;
   params.hStream = reinterpret_cast<CUstream>(static_cast<uintptr_t>(stream));
   const char* symbol = Intern(l.name);
@@ -225,7 +226,7 @@ uint32_t FakeCupti::Launch(CUcontext ctx, uint32_t stream, const FakeLaunch& l, 
     const uint64_t node = next_node_.fetch_add(1);
     {
       std::lock_guard<std::mutex> lock(mu_);
-      graphs_[capture].nodes.push_back(GraphNode{node, l.name, grid});
+      graphs_[capture].nodes.push_back(GraphNode{node, l.name, grid, l.block});
     }
     if (!faults.hide_capture_nodes) {
       GraphResource(CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, capture, node, 0, 0, 0);
@@ -240,19 +241,19 @@ uint32_t FakeCupti::Launch(CUcontext ctx, uint32_t stream, const FakeLaunch& l, 
     DriverCallback(kCbid, CUPTI_API_ENTER, ctx, symbol, &params, CUDA_SUCCESS, correlation);
     {
       std::lock_guard<std::mutex> serial(launch_mu_);
-      if (runs) AddRange(ctx, l.name, grid);
+      if (runs) AddRange(ctx, l.name, grid, l.block);
     }
     DriverCallback(kCbid, CUPTI_API_EXIT, ctx, symbol, &params, l.result, correlation);
   } else {
     // Auto range serialises launches: one launch's callbacks and range at a time.
     std::lock_guard<std::mutex> serial(launch_mu_);
     DriverCallback(kCbid, CUPTI_API_ENTER, ctx, symbol, &params, CUDA_SUCCESS, correlation);
-    if (runs) AddRange(ctx, l.name, grid);
+    if (runs) AddRange(ctx, l.name, grid, l.block);
     DriverCallback(kCbid, CUPTI_API_EXIT, ctx, symbol, &params, l.result, correlation);
   }
   WriteApiRecord(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, tid,
                  start, HostNow(300), correlation);
-  if (runs) KernelRecord(ctx, stream, l.name, grid, start, l.duration_ns, correlation, 0, 0);
+  if (runs) KernelRecord(ctx, stream, l.name, grid, l.block, start, l.duration_ns, correlation, 0, 0);
   return correlation;
 }
 
@@ -321,6 +322,42 @@ void FakeCupti::EmitMarker(bool start, uint32_t id, uint64_t tid, const char* na
   Emit(&m, sizeof(m));
 }
 
+void FakeCupti::NvtxCallback(CUpti_CallbackId cbid, const void* params, const void* result) {
+  CUpti_NvtxData d = {};
+  d.functionName = "nvtx (fake)";
+  d.functionParams = params;
+  d.functionReturnValue = result;
+  DispatchCallback(CUPTI_CB_DOMAIN_NVTX, cbid, &d);
+}
+
+void* FakeCupti::NvtxDomain(const std::string& domain) {
+  void* handle = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = nvtx_domains_.find(domain);
+    if (it != nvtx_domains_.end()) return it->second;
+    handle = reinterpret_cast<void*>(0xD0000 + 0x10 * nvtx_domains_.size());
+    nvtx_domains_[domain] = handle;
+  }
+  nvtxDomainCreateA_params p = {Intern(domain)};
+  nvtxDomainHandle_t h = static_cast<nvtxDomainHandle_t>(handle);
+  NvtxCallback(CUPTI_CBID_NVTX_nvtxDomainCreateA, &p, &h);
+  return handle;
+}
+
+namespace {
+
+nvtxEventAttributes_t Ascii(const char* message) {
+  nvtxEventAttributes_t a = {};
+  a.version = NVTX_VERSION;
+  a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+  a.message.ascii = message;
+  return a;
+}
+
+}  // namespace
+
 void FakeCupti::NvtxPush(uint64_t tid, const std::string& name, const std::string& domain) {
   if (!NvtxInjected()) return;
   const uint32_t id = next_marker_.fetch_add(1);
@@ -329,6 +366,17 @@ void FakeCupti::NvtxPush(uint64_t tid, const std::string& name, const std::strin
     nvtx_stacks_[tid][domain].push_back(id);
   }
   EmitMarker(true, id, tid, Intern(name), domain.empty() ? nullptr : Intern(domain));
+  int depth = 0;
+  if (domain.empty()) {
+    nvtxRangePushA_params p = {Intern(name)};
+    NvtxCallback(CUPTI_CBID_NVTX_nvtxRangePushA, &p, &depth);
+  } else {
+    const nvtxEventAttributes_t a = Ascii(Intern(name));
+    nvtxDomainRangePushEx_params p = {};
+    p.domain = static_cast<nvtxDomainHandle_t>(NvtxDomain(domain));
+    p.core.eventAttrib = &a;
+    NvtxCallback(CUPTI_CBID_NVTX_nvtxDomainRangePushEx, &p, &depth);
+  }
 }
 
 void FakeCupti::NvtxPop(uint64_t tid, const std::string& domain) {
@@ -342,18 +390,59 @@ void FakeCupti::NvtxPop(uint64_t tid, const std::string& domain) {
     stack.pop_back();
   }
   EmitMarker(false, id, tid, nullptr, domain.empty() ? nullptr : Intern(domain));
+  int depth = 0;
+  if (domain.empty()) {
+    nvtxRangePop_params p = {};
+    NvtxCallback(CUPTI_CBID_NVTX_nvtxRangePop, &p, &depth);
+  } else {
+    nvtxDomainRangePop_params p = {static_cast<nvtxDomainHandle_t>(NvtxDomain(domain))};
+    NvtxCallback(CUPTI_CBID_NVTX_nvtxDomainRangePop, &p, &depth);
+  }
 }
 
 uint32_t FakeCupti::NvtxRangeStart(uint64_t tid, const std::string& name, const std::string& domain) {
   if (!NvtxInjected()) return 0;
   const uint32_t id = next_marker_.fetch_add(1);
   EmitMarker(true, id, tid, Intern(name), domain.empty() ? nullptr : Intern(domain));
+  nvtxRangeId_t range = id;
+  if (domain.empty()) {
+    nvtxRangeStartA_params p = {Intern(name)};
+    NvtxCallback(CUPTI_CBID_NVTX_nvtxRangeStartA, &p, &range);
+  } else {
+    const nvtxEventAttributes_t a = Ascii(Intern(name));
+    nvtxDomainRangeStartEx_params p = {};
+    p.domain = static_cast<nvtxDomainHandle_t>(NvtxDomain(domain));
+    p.core.eventAttrib = &a;
+    NvtxCallback(CUPTI_CBID_NVTX_nvtxDomainRangeStartEx, &p, &range);
+  }
   return id;
 }
 
 void FakeCupti::NvtxRangeEnd(uint32_t id, uint64_t tid) {
   if (!NvtxInjected() || id == 0) return;
   EmitMarker(false, id, tid, nullptr, nullptr);
+  nvtxRangeEnd_params p = {id};
+  NvtxCallback(CUPTI_CBID_NVTX_nvtxRangeEnd, &p, nullptr);
+}
+
+void FakeCupti::ProfilerStart(CUcontext ctx, uint64_t tid) {
+  const uint64_t start = HostNow();
+  const uint32_t correlation = next_correlation_.fetch_add(1);
+  constexpr CUpti_CallbackId kCbid = CUPTI_DRIVER_TRACE_CBID_cuProfilerStart;
+  DriverCallback(kCbid, CUPTI_API_ENTER, ctx, nullptr, nullptr, CUDA_SUCCESS, correlation);
+  DriverCallback(kCbid, CUPTI_API_EXIT, ctx, nullptr, nullptr, CUDA_SUCCESS, correlation);
+  WriteApiRecord(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000, tid,
+                 start, HostNow(300), correlation);
+}
+
+void FakeCupti::ProfilerStop(CUcontext ctx, uint64_t tid) {
+  const uint64_t start = HostNow();
+  const uint32_t correlation = next_correlation_.fetch_add(1);
+  constexpr CUpti_CallbackId kCbid = CUPTI_DRIVER_TRACE_CBID_cuProfilerStop;
+  DriverCallback(kCbid, CUPTI_API_ENTER, ctx, nullptr, nullptr, CUDA_SUCCESS, correlation);
+  DriverCallback(kCbid, CUPTI_API_EXIT, ctx, nullptr, nullptr, CUDA_SUCCESS, correlation);
+  WriteApiRecord(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000, tid,
+                 start, HostNow(300), correlation);
 }
 
 }  // namespace qprof::profiler::cupti::fake

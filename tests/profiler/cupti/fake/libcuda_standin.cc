@@ -8,6 +8,8 @@
 //    (here: a line on stderr, cuInit still succeeds) are our assumptions.
 //  - The primary context is created lazily at the first launch, as the CUDA runtime does,
 //    so CUPTI's CONTEXT_CREATED callback comes after InitializeInjection.
+//  - cuProfilerStart/Stop (what cudaProfilerStart/Stop call) issue CUPTI's callbacks for
+//    them on the fake GPU.
 //  - cuDeviceGetCount/Name/Attribute, cuDeviceTotalMem_v2, cuCtxGetCurrent answer for the
 //    fake GPU of the stand-in libcupti; called inside cuInit (from InitializeInjection)
 //    they say so on stderr (the real driver is not ready for calls then).
@@ -136,6 +138,19 @@ CUresult cuDeviceTotalMem_v2(size_t* bytes, CUdevice dev) {
   CheckNotInsideCuInit("cuDeviceTotalMem_v2");
   CuptiApi* gpu = Api();
   return gpu != nullptr ? gpu->DeviceTotalMem(bytes, dev) : CUDA_ERROR_NOT_INITIALIZED;
+}
+
+// cudaProfilerStart/Stop reach the driver as these.
+CUresult cuProfilerStart() {
+  FakeGpuControl* gpu = Gpu();
+  if (gpu != nullptr) gpu->ProfilerStart(Primary(gpu), Tid());
+  return CUDA_SUCCESS;
+}
+
+CUresult cuProfilerStop() {
+  FakeGpuControl* gpu = Gpu();
+  if (gpu != nullptr) gpu->ProfilerStop(Primary(gpu), Tid());
+  return CUDA_SUCCESS;
 }
 
 int qprofFakeLaunchKernel(const char* name, unsigned stream, unsigned duration_ns) {
