@@ -205,6 +205,72 @@ void NoteMetricsCost(const std::set<std::string>& trace_files, const std::string
 #endif
 }
 
+// The second run of the command with hardware counters (kernel replay), its metrics joined
+// into the first run's traces.
+absl::Status RunMetricsPass(const RecordRequest& o, RecordEnvOptions env,
+                            const RunTraces& traces) {
+  auto note = [&o](const std::string& line) {
+    if (o.on_note) o.on_note(line);
+  };
+  if (!o.metric_set.empty() && o.metric_set != "default" && o.metric_set != "full") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unknown metric set '", o.metric_set, "': default or full"));
+  }
+  NoteMetricsCost(traces.complete, o.metric_set, o.on_note);
+  note("metrics pass: running the command again with hardware counters (kernel replay, "
+       "slower)");
+  env.metrics_pass = true;
+  std::map<std::string, std::string> metrics_env = RecordEnvironment(env);
+  metrics_env["QPROF_METRIC_SET"] = o.metric_set.empty() ? "default" : o.metric_set;
+  ASSIGN_OR_RETURN(int mcode, RunChild(o.command, metrics_env, o.on_note));
+  if (mcode != 0) note(fmt::format("metrics pass exited with status {}", mcode));
+  const RunTraces metric_files = ListRunTraces(env.out_dir, env.run_token, true);
+  if (metric_files.complete.empty()) {
+    note("the metrics pass wrote no metrics; traces have times only");
+  } else {
+    RETURN_IF_ERROR(JoinMetricsPass(traces.complete, metric_files.complete));
+    // The metrics now live in the traces; the pass files have no usable times.
+    for (const std::string& f : metric_files.complete) std::remove(f.c_str());
+    note(fmt::format("joined {} metrics pass file(s) into the traces",
+                     metric_files.complete.size()));
+  }
+  for (const std::string& f : metric_files.cut) std::remove(f.c_str());
+  return absl::OkStatus();
+}
+
+// The traces a run wrote, read back, and their analysis (or why there is none).
+absl::StatusOr<RecordResult> LoadRecorded(const RunTraces& traces, int code) {
+  RecordResult result;
+  result.exit_code = code;
+  for (const std::set<std::string>* files : {&traces.complete, &traces.cut}) {
+    for (const std::string& f : *files) {
+      ASSIGN_OR_RETURN(proto::Trace t, ReadTrace(f));
+      result.traces.emplace_back(f, std::move(t));
+    }
+  }
+  size_t kernels = 0;
+  std::vector<proto::Trace> loaded;
+  for (const auto& [path, t] : result.traces) {
+    for (const proto::Activity& a : t.activities()) {
+      kernels += a.kind() == proto::ACTIVITY_KIND_KERNEL;
+    }
+    loaded.push_back(t);
+  }
+  if (kernels == 0) {
+    result.no_profile_reason =
+        "no GPU kernels were recorded: the command initialised CUDA but launched nothing (or "
+        "nothing could be recorded: see the warnings above)";
+    return result;
+  }
+  absl::StatusOr<proto::Profile> profile = Analyze(loaded, AnalyzeOptions{});
+  if (profile.ok()) {
+    result.profile = *std::move(profile);
+  } else {
+    result.no_profile_reason = absl::StrCat("no analysis: ", profile.status().message());
+  }
+  return result;
+}
+
 }  // namespace
 
 absl::StatusOr<RecordResult> Record(const RecordRequest& o) {
@@ -262,60 +328,8 @@ absl::StatusOr<RecordResult> Record(const RecordRequest& o) {
         "the command wrote no trace (exit status ", code, "): it never initialised CUDA, or "
         "the CUDA driver did not load ", inject, " (see the qprof[inject] lines above)"));
   }
-  if (o.metrics) {
-    if (!o.metric_set.empty() && o.metric_set != "default" && o.metric_set != "full") {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "unknown metric set '", o.metric_set, "': default or full"));
-    }
-    NoteMetricsCost(traces.complete, o.metric_set, o.on_note);
-    note("metrics pass: running the command again with hardware counters (kernel replay, "
-         "slower)");
-    env.metrics_pass = true;
-    std::map<std::string, std::string> metrics_env = RecordEnvironment(env);
-    metrics_env["QPROF_METRIC_SET"] = o.metric_set.empty() ? "default" : o.metric_set;
-    ASSIGN_OR_RETURN(int mcode, RunChild(o.command, metrics_env, o.on_note));
-    if (mcode != 0) note(fmt::format("metrics pass exited with status {}", mcode));
-    const RunTraces metric_files = ListRunTraces(env.out_dir, env.run_token, true);
-    if (metric_files.complete.empty()) {
-      note("the metrics pass wrote no metrics; traces have times only");
-    } else {
-      RETURN_IF_ERROR(JoinMetricsPass(traces.complete, metric_files.complete));
-      // The metrics now live in the traces; the pass files have no usable times.
-      for (const std::string& f : metric_files.complete) std::remove(f.c_str());
-      note(fmt::format("joined {} metrics pass file(s) into the traces",
-                       metric_files.complete.size()));
-    }
-    for (const std::string& f : metric_files.cut) std::remove(f.c_str());
-  }
-  RecordResult result;
-  result.exit_code = code;
-  for (const std::set<std::string>* files : {&traces.complete, &traces.cut}) {
-    for (const std::string& f : *files) {
-      ASSIGN_OR_RETURN(proto::Trace t, ReadTrace(f));
-      result.traces.emplace_back(f, std::move(t));
-    }
-  }
-  size_t kernels = 0;
-  std::vector<proto::Trace> loaded;
-  for (const auto& [path, t] : result.traces) {
-    for (const proto::Activity& a : t.activities()) {
-      kernels += a.kind() == proto::ACTIVITY_KIND_KERNEL;
-    }
-    loaded.push_back(t);
-  }
-  if (kernels == 0) {
-    result.no_profile_reason =
-        "no GPU kernels were recorded: the command initialised CUDA but launched nothing (or "
-        "nothing could be recorded: see the warnings above)";
-    return result;
-  }
-  absl::StatusOr<proto::Profile> profile = Analyze(loaded, AnalyzeOptions{});
-  if (profile.ok()) {
-    result.profile = *std::move(profile);
-  } else {
-    result.no_profile_reason = absl::StrCat("no analysis: ", profile.status().message());
-  }
-  return result;
+  if (o.metrics) RETURN_IF_ERROR(RunMetricsPass(o, env, traces));
+  return LoadRecorded(traces, code);
 }
 
 }  // namespace qprof::api

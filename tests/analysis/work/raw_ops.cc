@@ -61,6 +61,50 @@ const std::set<std::string>& ElementwiseOps() {
   return *s;
 }
 
+// A cpu_op event with its argument shapes, types and concrete values when recorded.
+RawOp ReadCpuOp(dom::element e, std::string_view name, bool has_args, dom::object args) {
+  RawOp op;
+  op.name = std::string(name);
+  op.pid = testing_raw::AsInt(e["pid"].value());
+  op.tid = testing_raw::AsInt(e["tid"].value());
+  op.ts = testing_raw::AsDouble(e["ts"].value());
+  op.dur = testing_raw::AsDouble(e["dur"].value());
+  dom::array dims, types, values;
+  if (has_args && !args["Input Dims"].get(dims)) {
+    op.has_shapes = true;
+    for (dom::element d : dims) {
+      RawArg a;
+      dom::array ad = d.get_array();
+      if (ad.size() > 0 && ad.at(0).is_array()) {
+        a.list = true;
+        for (dom::element t : ad) {
+          std::vector<int64_t> td;
+          for (dom::element x : t.get_array()) td.push_back(x.get_int64());
+          a.list_dims.push_back(std::move(td));
+        }
+      } else {
+        for (dom::element x : ad) a.dims.push_back(x.get_int64());
+      }
+      op.args.push_back(a);
+    }
+    if (!args["Input type"].get(types)) {
+      size_t i = 0;
+      for (dom::element t : types) {
+        if (i < op.args.size()) op.args[i].type = std::string(std::string_view(t.get_string()));
+        ++i;
+      }
+    }
+    if (!args["Concrete Inputs"].get(values)) {
+      size_t i = 0;
+      for (dom::element v : values) {
+        if (i < op.args.size()) op.args[i].value = std::string(std::string_view(v.get_string()));
+        ++i;
+      }
+    }
+  }
+  return op;
+}
+
 }  // namespace
 
 RawOps ReadRawOps(const std::string& path) {
@@ -90,45 +134,7 @@ RawOps ReadRawOps(const std::string& path) {
     dom::object args;
     const bool has_args = !e["args"].get(args);
     if (c == "cpu_op") {
-      RawOp op;
-      op.name = std::string(name);
-      op.pid = testing_raw::AsInt(e["pid"].value());
-      op.tid = testing_raw::AsInt(e["tid"].value());
-      op.ts = testing_raw::AsDouble(e["ts"].value());
-      op.dur = testing_raw::AsDouble(e["dur"].value());
-      dom::array dims, types, values;
-      if (has_args && !args["Input Dims"].get(dims)) {
-        op.has_shapes = true;
-        for (dom::element d : dims) {
-          RawArg a;
-          dom::array ad = d.get_array();
-          if (ad.size() > 0 && ad.at(0).is_array()) {
-            a.list = true;
-            for (dom::element t : ad) {
-              std::vector<int64_t> td;
-              for (dom::element x : t.get_array()) td.push_back(x.get_int64());
-              a.list_dims.push_back(std::move(td));
-            }
-          } else {
-            for (dom::element x : ad) a.dims.push_back(x.get_int64());
-          }
-          op.args.push_back(a);
-        }
-        if (!args["Input type"].get(types)) {
-          size_t i = 0;
-          for (dom::element t : types) {
-            if (i < op.args.size()) op.args[i].type = std::string(std::string_view(t.get_string()));
-            ++i;
-          }
-        }
-        if (!args["Concrete Inputs"].get(values)) {
-          size_t i = 0;
-          for (dom::element v : values) {
-            if (i < op.args.size()) op.args[i].value = std::string(std::string_view(v.get_string()));
-            ++i;
-          }
-        }
-      }
+      RawOp op = ReadCpuOp(e, name, has_args, args);
       out.ops.push_back(std::move(op));
     } else if (c == "cuda_runtime" || c == "cuda_driver" || c == "runtime") {
       int64_t corr = -1;
