@@ -89,74 +89,6 @@ QPROF_WARP_FN void MlaMmaIssueTile(const SparseMlaArgs& a, const MlaMmaThread& t
   }
 }
 
-// 2. S[16 heads][tokens 8w..8w+7] of the tile in `kt` (buffer `buf`), scaled, to `ss`;
-// padded tokens -inf.
-QPROF_WARP_FN void MlaMmaScores(const SparseMlaArgs& a, const MlaMmaThread& th,
-                                const unsigned char* kt, int buf) {
-  const int warp = th.warp, g = th.g, t = th.t;
-  float sacc[4] = {0.f, 0.f, 0.f, 0.f};
-  const unsigned char* krow = kt + MlaQkBRow(warp, g) * kMmaRowBytes;
-#pragma unroll 6
-  for (int s = 0; s < kMlaDqk / 16; ++s) {
-    uint32_t af[4];
-#pragma unroll
-    for (int r = 0; r < 4; ++r) af[r] = LdShared<uint32_t>(th.qs + MlaQkARow(g, r) * kMmaRowBytes + MlaQkByte(s, t, r));
-    MmaBf16m16n8k16(sacc, af, LdShared<uint32_t>(krow + MlaQkByte(s, t, 0)),
-                    LdShared<uint32_t>(krow + MlaQkByte(s, t, 2)));
-  }
-  const int* v = th.vld + buf * kMmaTile;
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const int c = MlaScoreCol(warp, t, i);
-    StShared<float>(th.ss + MlaScoreRow(g, i) * kMmaSsStride + c,
-                    LdShared<int>(v + c) ? sacc[i] * a.softmax_scale : -INFINITY);
-  }
-}
-
-// 3. Online softmax on this thread's fragment values: the running max `m` and sum `l` of
-// its two rows, `acc` rescaled, P as BF16 A fragments in `pa`.
-QPROF_WARP_FN void MlaMmaSoftmax(const MlaMmaThread& th, float (&m)[2], float (&l)[2],
-                                 float (&acc)[16][4], uint32_t (&pa)[2][4]) {
-  const int g = th.g, t = th.t;
-#pragma unroll
-  for (int rr = 0; rr < 2; ++rr) {
-    const float* srow = th.ss + (g + 8 * rr) * kMmaSsStride;
-    float v[8];
-#pragma unroll
-    for (int j = 0; j < 2; ++j) {
-#pragma unroll
-      for (int q = 0; q < 4; ++q) v[4 * j + q] = LdShared<float>(srow + MlaPCol(j, t, q));
-    }
-    float tmax = v[0];
-#pragma unroll
-    for (int i = 1; i < 8; ++i) tmax = fmaxf(tmax, v[i]);
-    tmax = fmaxf(tmax, ShflXor(tmax, 1));
-    tmax = fmaxf(tmax, ShflXor(tmax, 2));
-    const MlaRescale rs = MlaOnlineRescale(m[rr], tmax);
-    const float alpha = rs.alpha, mn = rs.m_new;
-    float psum = 0.f;
-#pragma unroll
-    for (int i = 0; i < 8; ++i) {
-      v[i] = MlaProb(v[i], rs);
-      psum += v[i];
-    }
-    psum += ShflXor(psum, 1);
-    psum += ShflXor(psum, 2);
-    l[rr] = l[rr] * alpha + psum;
-    m[rr] = mn;
-#pragma unroll
-    for (int n = 0; n < 16; ++n) {
-      acc[n][2 * rr] *= alpha;
-      acc[n][2 * rr + 1] *= alpha;
-    }
-#pragma unroll
-    for (int j = 0; j < 2; ++j) {
-      pa[j][MlaPReg(rr, 0)] = PackBf16x2(v[4 * j], v[4 * j + 1]);
-      pa[j][MlaPReg(rr, 1)] = PackBf16x2(v[4 * j + 2], v[4 * j + 3]);
-    }
-  }
-}
-
 // 4. O[16 heads][dims 128w..] += P[16][32] V[32][dims], V straight from the KV tile `kt`.
 QPROF_WARP_FN void MlaMmaPv(const MlaMmaThread& th, const unsigned char* kt,
                             const uint32_t (&pa)[2][4], float (&acc)[16][4]) {
@@ -210,7 +142,8 @@ QPROF_WARP_FN void MlaMmaWrite(const SparseMlaArgs& a, const MlaMmaThread& th,
   }
 }
 
-QPROF_WARP_FN void SparseMlaMmaBody(const SparseMlaArgs& a) {
+// This thread's block, sequence, heads, warp and lane.
+QPROF_WARP_FN MlaMmaThread MlaMmaThreadOf(const SparseMlaArgs& a) {
   MlaMmaThread th;
   th.qs = DynamicShared();
   th.kvb = th.qs + 16 * kMmaRowBytes;
@@ -224,6 +157,12 @@ QPROF_WARP_FN void SparseMlaMmaBody(const SparseMlaArgs& a) {
   th.t = th.lane & 3;
   th.idx = a.indices + static_cast<int64_t>(th.b) * a.topk;
   th.kv_seq = a.kv + static_cast<int64_t>(th.b) * a.kv_seq_stride * kMlaDqk;
+  return th;
+}
+
+QPROF_WARP_FN void SparseMlaMmaBody(const SparseMlaArgs& a) {
+  const MlaMmaThread th = MlaMmaThreadOf(a);
+  const int warp = th.warp, g = th.g, t = th.t;
   MlaMmaStageQ(a, th);
 
   float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
@@ -249,10 +188,66 @@ QPROF_WARP_FN void SparseMlaMmaBody(const SparseMlaArgs& a) {
     SyncThreads();
 #endif
     const unsigned char* kt = th.kvb + buf * kMmaTile * kMmaRowBytes;
-    MlaMmaScores(a, th, kt, buf);
+    // 2. S[16 heads][tokens 8w..8w+7], scaled, to `ss`; padded tokens -inf.
+    float sacc[4] = {0.f, 0.f, 0.f, 0.f};
+    const unsigned char* krow = kt + MlaQkBRow(warp, g) * kMmaRowBytes;
+#pragma unroll 6
+    for (int s = 0; s < kMlaDqk / 16; ++s) {
+      uint32_t af[4];
+#pragma unroll
+      for (int r = 0; r < 4; ++r) af[r] = LdShared<uint32_t>(th.qs + MlaQkARow(g, r) * kMmaRowBytes + MlaQkByte(s, t, r));
+      MmaBf16m16n8k16(sacc, af, LdShared<uint32_t>(krow + MlaQkByte(s, t, 0)),
+                      LdShared<uint32_t>(krow + MlaQkByte(s, t, 2)));
+    }
+    {
+      const int* v = th.vld + buf * kMmaTile;
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int c = MlaScoreCol(warp, t, i);
+        StShared<float>(th.ss + MlaScoreRow(g, i) * kMmaSsStride + c,
+                        LdShared<int>(v + c) ? sacc[i] * a.softmax_scale : -INFINITY);
+      }
+    }
     SyncThreads();  // every warp's scores are in `ss`
+    // 3. online softmax on this thread's fragment values.
     uint32_t pa[2][4];
-    MlaMmaSoftmax(th, m, l, acc, pa);
+#pragma unroll
+    for (int rr = 0; rr < 2; ++rr) {
+      const float* srow = th.ss + (g + 8 * rr) * kMmaSsStride;
+      float v[8];
+#pragma unroll
+      for (int j = 0; j < 2; ++j) {
+#pragma unroll
+        for (int q = 0; q < 4; ++q) v[4 * j + q] = LdShared<float>(srow + MlaPCol(j, t, q));
+      }
+      float tmax = v[0];
+#pragma unroll
+      for (int i = 1; i < 8; ++i) tmax = fmaxf(tmax, v[i]);
+      tmax = fmaxf(tmax, ShflXor(tmax, 1));
+      tmax = fmaxf(tmax, ShflXor(tmax, 2));
+      const MlaRescale rs = MlaOnlineRescale(m[rr], tmax);
+      const float alpha = rs.alpha, mn = rs.m_new;
+      float psum = 0.f;
+#pragma unroll
+      for (int i = 0; i < 8; ++i) {
+        v[i] = MlaProb(v[i], rs);
+        psum += v[i];
+      }
+      psum += ShflXor(psum, 1);
+      psum += ShflXor(psum, 2);
+      l[rr] = l[rr] * alpha + psum;
+      m[rr] = mn;
+#pragma unroll
+      for (int n = 0; n < 16; ++n) {
+        acc[n][2 * rr] *= alpha;
+        acc[n][2 * rr + 1] *= alpha;
+      }
+#pragma unroll
+      for (int j = 0; j < 2; ++j) {
+        pa[j][MlaPReg(rr, 0)] = PackBf16x2(v[4 * j], v[4 * j + 1]);
+        pa[j][MlaPReg(rr, 1)] = PackBf16x2(v[4 * j + 2], v[4 * j + 3]);
+      }
+    }
     MlaMmaPv(th, kt, pa, acc);
     SyncThreads();  // every warp is done with `buf` and `ss` before they are refilled
   }

@@ -111,46 +111,6 @@ QPROF_WARP_FN void W4a16IssueStage(const W4a16Args& a, const W4a16Thread& th, W4
   }
 }
 
-// The MMAs of one staged buffer: both 128-element K chunks, the weights dequantised in
-// registers into the A fragment, every token tile of the pass.
-template <bool kNvfp4>
-QPROF_WARP_FN void W4a16MmaStage(const W4a16Thread& th, const W4a16Smem& sm, int buf,
-                                 float (&acc)[kW4NT][4]) {
-  const int warp = th.warp, lane = th.lane, g = th.g, t = th.t;
-#pragma unroll
-  for (int c = 0; c < 2; ++c) {
-    const U32x4 wa = LdShared<U32x4>(&sm.w[buf][warp][c][0][lane]);
-    const U32x4 wb = LdShared<U32x4>(&sm.w[buf][warp][c][1][lane]);
-    const unsigned char* sa = reinterpret_cast<const unsigned char*>(&sm.s[buf][warp][W4ScaleSlot(g, 0)]);
-    const unsigned char* sb = reinterpret_cast<const unsigned char*>(&sm.s[buf][warp][W4ScaleSlot(g, 1)]);
-    uint32_t scale_a[2], scale_b[2];
-    W4a16ScaleRegs<kNvfp4>([&](int i) -> uint32_t { return LdShared<uint8_t>(sa + i); }, c, t, scale_a);
-    W4a16ScaleRegs<kNvfp4>([&](int i) -> uint32_t { return LdShared<uint8_t>(sb + i); }, c, t, scale_b);
-    const uint32_t wa_w[4] = {wa.x, wa.y, wa.z, wa.w};
-    const uint32_t wb_w[4] = {wb.x, wb.y, wb.z, wb.w};
-#pragma unroll
-    for (int s = 0; s < 8; ++s) {
-      uint32_t frag[4];
-      const int h = W4StepHalf(s);
-      if (W4StepByteSel(s)) {
-#if QPROF_MUTANT(UNPACK_SHIFT)  // body mutation: bytes 2-3 taken as (word >> 8), i.e. bytes 1-2
-        W4a16AFragStep<0>(wa_w[W4StepWord(s)] >> 8, wb_w[W4StepWord(s)] >> 8, scale_a[h], scale_b[h], frag);
-#else
-        W4a16AFragStep<1>(wa_w[W4StepWord(s)], wb_w[W4StepWord(s)], scale_a[h], scale_b[h], frag);
-#endif
-      } else {
-        W4a16AFragStep<0>(wa_w[W4StepWord(s)], wb_w[W4StepWord(s)], scale_a[h], scale_b[h], frag);
-      }
-      const int kbyte = W4ActByte(c, t, s);
-#pragma unroll
-      for (int n = 0; n < kW4NT; ++n) {
-        const U32x2 b = LdShared<U32x2>(&sm.act[buf][W4ActRow(n, g)][kbyte]);
-        MmaBf16m16n8k16(acc[n], frag, b.x, b.y);
-      }
-    }
-  }
-}
-
 // Epilogue of a pass of tokens tok0..: d0,d1 are MMA row g, tokens 2t, 2t+1; d2,d3 row g+8.
 // GEMM1 applies SwiGLU and writes the BF16 hidden state k-permuted; GEMM2 writes FP32 rows
 // by slot.
@@ -221,7 +181,40 @@ QPROF_WARP_FN void W4a16Body(const W4a16Args& a) {
 #if !QPROF_MUTANT(DROP_BARRIER)  // body mutation: other threads' cp.async data read unordered
       SyncThreads();
 #endif
-      W4a16MmaStage<kNvfp4>(th, sm, buf, acc);
+      // The MMAs of the staged buffer: both 128-element K chunks, the weights dequantised
+      // in registers into the A fragment, every token tile of the pass.
+#pragma unroll
+      for (int c = 0; c < 2; ++c) {
+        const U32x4 wa = LdShared<U32x4>(&sm.w[buf][th.warp][c][0][th.lane]);
+        const U32x4 wb = LdShared<U32x4>(&sm.w[buf][th.warp][c][1][th.lane]);
+        const unsigned char* sa = reinterpret_cast<const unsigned char*>(&sm.s[buf][th.warp][W4ScaleSlot(th.g, 0)]);
+        const unsigned char* sb = reinterpret_cast<const unsigned char*>(&sm.s[buf][th.warp][W4ScaleSlot(th.g, 1)]);
+        uint32_t scale_a[2], scale_b[2];
+        W4a16ScaleRegs<kNvfp4>([&](int i) -> uint32_t { return LdShared<uint8_t>(sa + i); }, c, th.t, scale_a);
+        W4a16ScaleRegs<kNvfp4>([&](int i) -> uint32_t { return LdShared<uint8_t>(sb + i); }, c, th.t, scale_b);
+        const uint32_t wa_w[4] = {wa.x, wa.y, wa.z, wa.w};
+        const uint32_t wb_w[4] = {wb.x, wb.y, wb.z, wb.w};
+#pragma unroll
+        for (int s = 0; s < 8; ++s) {
+          uint32_t frag[4];
+          const int h = W4StepHalf(s);
+          if (W4StepByteSel(s)) {
+#if QPROF_MUTANT(UNPACK_SHIFT)  // body mutation: bytes 2-3 taken as (word >> 8), i.e. bytes 1-2
+            W4a16AFragStep<0>(wa_w[W4StepWord(s)] >> 8, wb_w[W4StepWord(s)] >> 8, scale_a[h], scale_b[h], frag);
+#else
+            W4a16AFragStep<1>(wa_w[W4StepWord(s)], wb_w[W4StepWord(s)], scale_a[h], scale_b[h], frag);
+#endif
+          } else {
+            W4a16AFragStep<0>(wa_w[W4StepWord(s)], wb_w[W4StepWord(s)], scale_a[h], scale_b[h], frag);
+          }
+          const int kbyte = W4ActByte(c, th.t, s);
+#pragma unroll
+          for (int n = 0; n < kW4NT; ++n) {
+            const U32x2 b = LdShared<U32x2>(&sm.act[buf][W4ActRow(n, th.g)][kbyte]);
+            MmaBf16m16n8k16(acc[n], frag, b.x, b.y);
+          }
+        }
+      }
       SyncThreads();  // every warp is done with `buf` before the next stage refills it
     }
     W4a16Epilogue<kNvfp4, kGateUp>(a, th, tok0, acc);
