@@ -66,7 +66,10 @@ absl::StatusOr<proto::Diff> DiffProfiles(const proto::Profile& a, const proto::P
     ASSIGN_OR_RETURN(limits, diff::ParseRegressionLimits(max_regression));
   }
   proto::Diff d = diff::DiffProfiles(a, b);
-  if (limits) *d.mutable_verdict() = diff::JudgeRegression(d, a, b, *limits);
+  if (limits) {
+    RETURN_IF_ERROR(diff::CheckLimitRoles(d, *limits));
+    *d.mutable_verdict() = diff::JudgeRegression(d, a, b, *limits);
+  }
   return d;
 }
 

@@ -40,7 +40,8 @@ struct DiffResult {
 absl::StatusOr<DiffResult> Diff(const DiffRequest& request);
 
 // Two Profiles already in memory (the Python module's): their Diff and, with limits
-// (`--max-regression`'s syntax), its verdict. InvalidArgument for limits that do not parse.
+// (`--max-regression`'s syntax), its verdict. InvalidArgument for limits that do not parse
+// and for a role neither profile has.
 absl::StatusOr<proto::Diff> DiffProfiles(const proto::Profile& a, const proto::Profile& b,
                                          const std::string& max_regression = "");
 

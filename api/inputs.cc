@@ -66,6 +66,7 @@ absl::StatusOr<aggregate::ProfileState> AccumulateInputs(const std::vector<std::
     ingest.threads = options.threads;
     ingest.import.graph_captures = options.graph_captures;
     if (options.threads == 1) ingest.import.threads = 1;  // a large Kineto file too
+    ingest.import.max_threads = options.threads;          // and never more than asked
     ASSIGN_OR_RETURN(aggregate::ProfileState s, IngestFiles(run, ingest));
     state.Merge(std::move(s));
     run.clear();

@@ -33,8 +33,9 @@ absl::StatusOr<std::shared_ptr<const importers::GraphCaptureSet>> LoadGraphCaptu
 
 struct AccumulateOptions {
   bool progress = true;  // the importers' progress line on stderr for long inputs
-  // Files read at once: 0 = one per core (a file alone may decode on every core); 1 = the
-  // calling thread only, also inside the importer (a worker given one core).
+  // The most threads the analysis uses: files read at once, and the workers one large file
+  // decodes on (0 = one per core; 1 = the calling thread only, also inside the importer: a
+  // worker given one core).
   int threads = 0;
   std::shared_ptr<const importers::GraphCaptureSet> graph_captures;  // LoadGraphCaptures
 };

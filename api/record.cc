@@ -270,6 +270,39 @@ absl::Status RunMetricsPass(const RecordRequest& o, RecordEnvOptions env, const 
   return absl::OkStatus();
 }
 
+// The traces a run wrote, read back, and their analysis (or why there is none).
+absl::StatusOr<RecordResult> LoadRecorded(const RunTraces& traces, int code) {
+  RecordResult result;
+  result.exit_code = code;
+  for (const std::set<std::string>* files : {&traces.complete, &traces.cut}) {
+    for (const std::string& f : *files) {
+      ASSIGN_OR_RETURN(proto::Trace t, ReadTrace(f));
+      result.traces.emplace_back(f, std::move(t));
+    }
+  }
+  size_t kernels = 0;
+  std::vector<proto::Trace> loaded;
+  for (const auto& [path, t] : result.traces) {
+    for (const proto::Activity& a : t.activities()) {
+      kernels += a.kind() == proto::ACTIVITY_KIND_KERNEL;
+    }
+    loaded.push_back(t);
+  }
+  if (kernels == 0) {
+    result.no_profile_reason =
+        "no GPU kernels were recorded: the command initialised CUDA but launched nothing (or "
+        "nothing could be recorded: see the warnings above)";
+    return result;
+  }
+  absl::StatusOr<proto::Profile> profile = Analyze(loaded, AnalyzeOptions{});
+  if (profile.ok()) {
+    result.profile = *std::move(profile);
+  } else {
+    result.no_profile_reason = absl::StrCat("no analysis: ", profile.status().message());
+  }
+  return result;
+}
+
 }  // namespace
 
 absl::StatusOr<RecordResult> Record(const RecordRequest& o) {
@@ -337,35 +370,7 @@ absl::StatusOr<RecordResult> Record(const RecordRequest& o) {
         "the CUDA driver did not load ", inject, " (see the qprof[inject] lines above)"));
   }
   if (o.metrics) RETURN_IF_ERROR(RunMetricsPass(o, env, traces));
-  RecordResult result;
-  result.exit_code = code;
-  for (const std::set<std::string>* files : {&traces.complete, &traces.cut}) {
-    for (const std::string& f : *files) {
-      ASSIGN_OR_RETURN(proto::Trace t, ReadTrace(f));
-      result.traces.emplace_back(f, std::move(t));
-    }
-  }
-  size_t kernels = 0;
-  std::vector<proto::Trace> loaded;
-  for (const auto& [path, t] : result.traces) {
-    for (const proto::Activity& a : t.activities()) {
-      kernels += a.kind() == proto::ACTIVITY_KIND_KERNEL;
-    }
-    loaded.push_back(t);
-  }
-  if (kernels == 0) {
-    result.no_profile_reason =
-        "no GPU kernels were recorded: the command initialised CUDA but launched nothing (or "
-        "nothing could be recorded: see the warnings above)";
-    return result;
-  }
-  absl::StatusOr<proto::Profile> profile = Analyze(loaded, AnalyzeOptions{});
-  if (profile.ok()) {
-    result.profile = *std::move(profile);
-  } else {
-    result.no_profile_reason = absl::StrCat("no analysis: ", profile.status().message());
-  }
-  return result;
+  return LoadRecorded(traces, code);
 }
 
 }  // namespace qprof::api

@@ -1,7 +1,8 @@
 // `qprof analyze INPUT... [--json OUT|-] [--html OUT] [--perfetto OUT] [--partial OUT]
 //  [--csv [--table T]...] [--wide] [--ncu CSV] [--sass FILE]... [--device NAME]
-//  [--model-shape CONFIG] [--top N] [--graph-capture CAPTURE]...`: attribute every kernel, aggregate, compute ceilings,
-// print the terminal summary and write the reports asked for, all or none. Inputs are
+//  [--model-shape CONFIG] [--top N] [--graph-capture CAPTURE]... [--threads N]`: attribute
+// every kernel, aggregate, compute ceilings, print the terminal summary and write the
+// reports asked for, all or none. Inputs are
 // streamed and read in parallel (one per rank, say); --partial writes the aggregation state
 // for `qprof merge` instead of finishing the analysis. A Profile JSON report (`--json` of an
 // earlier analyze) is read back as it is, as `qprof diff` does.
@@ -29,6 +30,7 @@ struct AnalyzeArgs {
   std::string partial_out;
   std::string ncu_csv;
   std::vector<std::string> graph_captures;
+  int threads = 0;  // 0: one per core
 };
 
 absl::Status RunAnalyze(const AnalyzeArgs& args) {
@@ -38,6 +40,7 @@ absl::Status RunAnalyze(const AnalyzeArgs& args) {
   request.ncu_csv = args.ncu_csv;
   request.perfetto = !args.perfetto_out.empty();
   request.graph_captures = args.graph_captures;
+  request.threads = args.threads;
   if (!args.partial_out.empty()) {
     ASSIGN_OR_RETURN(api::PartialResult partial, api::AnalyzePartial(request));
     RETURN_IF_ERROR(WriteFileAtomic(args.partial_out, partial.bytes));
@@ -89,6 +92,12 @@ void RegisterAnalyzeCommand(CLI::App& app, CommandRunner& runner) {
                   "replay's kernels take the context they had at capture, paired by kernel name "
                   "(ROCm) or launch order and count (CUDA), with the capture that fits best")
       ->check(CLI::ExistingFile);
+  cmd->add_option("--threads", args->threads,
+                  "The most threads the analysis runs on: traces read at once, and the worker "
+                  "threads one large trace decodes on; 1 reads everything on one thread "
+                  "(default: one per core)")
+      ->check(CLI::Range(1, 4096))
+      ->option_text("N");
   cmd->callback([args, &runner] { runner.action = [args] { return RunAnalyze(*args); }; });
 }
 

@@ -393,10 +393,13 @@ void TraceAccumulator::Range(const proto::NvtxRange& r) {
     if (name.empty()) name = std::string_view(p).substr(p.find_last_of('/') + 1);
     state_->range_summary.Add(name, static_cast<uint64_t>(r.end_ns() - r.start_ns()));
   }
-  // A "step N" range (named so itself, not only inside one) spans its step.
-  int64_t s = StepOfPath(r.path());
-  if (s < 0 || r.end_ns() <= r.start_ns()) return;
-  if (StepOfPath(r.name().empty() ? r.path() : r.name()) != s) return;
+  // A "step N" range (named so itself, not only inside one) spans its step. Its own name is
+  // looked at first: most ranges are no step, and their paths can be long.
+  if (r.end_ns() <= r.start_ns()) return;
+  const int64_t own = StepOfPath(r.name().empty() ? r.path() : r.name());
+  if (own < 0) return;
+  int64_t s = r.name().empty() ? own : StepOfPath(r.path());
+  if (s < 0 || own != s) return;
   state_->traces[trace_].step_ranges.emplace(s, StepRangeSpan{r.start_ns(), r.end_ns()});
 }
 
@@ -474,11 +477,13 @@ KernelGroup& TraceAccumulator::GroupOf(const proto::Activity& a) {
       name_cache_.clear();
       raw_norm_.clear();
       norms_.clear();
+      norm_is_comm_.clear();
       group_cache_.clear();
       work_cache_.clear();  // keyed by raw ids
       last_work_key_ = WorkKey{UINT32_MAX, 0, 0, 0, false};
     }
     norms_.push_back(std::move(n));
+    norm_is_comm_.push_back(-1);
     raw_norm_.push_back(static_cast<uint32_t>(norms_.size() - 1));
     it = name_cache_.emplace(raw, static_cast<uint32_t>(raw_norm_.size() - 1)).first;
   }
@@ -490,7 +495,7 @@ KernelGroup& TraceAccumulator::GroupOf(const proto::Activity& a) {
     g = group_cache_.emplace(key, state_->GroupFor(norms_[norm], context, own)).first;
     KernelGroup& group = state_->groups[g->second];
     if (!group.comm_known) {
-      group.comm = IsCommLaunch(a, group.name);
+      group.comm = IsCommLaunch(a, group.name, &norm_is_comm_[norm]);
       group.comm_known = true;
     }
   }

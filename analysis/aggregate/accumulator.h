@@ -307,6 +307,7 @@ class TraceAccumulator : public importers::TraceSink {
   absl::flat_hash_map<std::string, uint32_t> name_cache_;  // raw name -> raw id
   std::vector<uint32_t> raw_norm_;                        // raw id -> norms_ index
   std::vector<std::string> norms_;
+  std::vector<int8_t> norm_is_comm_;  // per norms_ entry: IsCommLaunch's name-rule answer
   uint32_t last_raw_ = 0;                                 // raw id of the last GroupOf
   // The launch-context tables of this trace as handed over (LaunchContexts), for the work
   // of each launch's op call, and that work per (raw name, stack, kernel lists, graph).
@@ -371,6 +372,9 @@ void AddLaunchFigures(KernelGroup& g, const KernelGroup& o);
 // comm from the same evidence only; measured tensor-pipe activity or SASS with MMAs may still
 // class such a kernel "tensor" (analysis/analyze.cc warns when the two disagree).
 bool IsCommLaunch(const proto::Activity& a, const std::string& normalised);
+// The same, with the name rules' answer for `normalised` kept in *by_name (-1: not asked
+// yet): the groups of one kernel name in many launch contexts match the rules once.
+bool IsCommLaunch(const proto::Activity& a, const std::string& normalised, int8_t* by_name);
 
 // Replays a trace in memory into `state` as one more trace.
 void AccumulateTrace(const proto::Trace& trace, ProfileState* state);

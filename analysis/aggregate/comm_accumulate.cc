@@ -49,13 +49,19 @@ void TraceAccumulator::AddCollective(const KernelGroup& g, const proto::Activity
   c.devices.emplace(trace_, a.device_id());
 }
 
-bool IsCommLaunch(const proto::Activity& a, const std::string& normalised) {
+bool IsCommLaunch(const proto::Activity& a, const std::string& normalised, int8_t* by_name) {
   const proto::Attribution& at = a.attribution();
   if ((at.evidence() == evidence::kRegistry || at.evidence() == evidence::kModelled) &&
       !at.pipe_class().empty()) {
     return at.pipe_class() == pipe::kComm;
   }
-  return classify::MatchNameRules(normalised).pipe_class == pipe::kComm;
+  if (*by_name < 0) *by_name = classify::MatchNameRules(normalised).pipe_class == pipe::kComm;
+  return *by_name == 1;
+}
+
+bool IsCommLaunch(const proto::Activity& a, const std::string& normalised) {
+  int8_t unknown = -1;
+  return IsCommLaunch(a, normalised, &unknown);
 }
 
 }  // namespace qprof::aggregate

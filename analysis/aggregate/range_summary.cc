@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "absl/strings/string_view.h"
 #include "analysis/names/kernel_name.h"
 
 namespace qprof::aggregate {
@@ -52,7 +53,17 @@ RangeNameAcc& RangeSummary::Slot(const std::string& grouped) {
 }
 
 void RangeSummary::Add(std::string_view name, uint64_t dur_ns) {
-  Slot(RangeSummaryName(name)).Add(dur_ns);
+  std::string_view stripped = name;
+  while (StripCallSuffix(&stripped)) {
+  }
+  if (auto it = slot_of_.find(absl::string_view(stripped.data(), stripped.size()));
+      it != slot_of_.end()) {
+    it->second->Add(dur_ns);
+    return;
+  }
+  RangeNameAcc& slot = Slot(names::FoldNvtxPath(stripped));
+  if (slot_of_.size() < kMaxCached) slot_of_.emplace(std::string(stripped), &slot);
+  slot.Add(dur_ns);
 }
 
 void RangeSummary::Merge(const RangeSummary& o) {

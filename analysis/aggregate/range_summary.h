@@ -15,6 +15,8 @@
 #include <string>
 #include <string_view>
 
+#include "absl/container/flat_hash_map.h"
+
 namespace qprof::aggregate {
 
 // "FlashAttnFunc, seq = 45368, op_id = 990812" -> "FlashAttnFunc".
@@ -33,6 +35,16 @@ class RangeSummary {
  public:
   static constexpr size_t kMaxNames = 4096;
   static constexpr const char* kOther = "(other ranges)";
+  RangeSummary() = default;
+  // A copy starts with no cache (the cache points into its own map); a move keeps it.
+  RangeSummary(const RangeSummary& o) : names_(o.names_) {}
+  RangeSummary& operator=(const RangeSummary& o) {
+    names_ = o.names_;
+    slot_of_.clear();
+    return *this;
+  }
+  RangeSummary(RangeSummary&&) = default;
+  RangeSummary& operator=(RangeSummary&&) = default;
   // A range of `name` (raw) lasting `dur_ns`.
   void Add(std::string_view name, uint64_t dur_ns);
   void Merge(const RangeSummary& o);
@@ -42,6 +54,11 @@ class RangeSummary {
 
  private:
   std::map<std::string, RangeNameAcc> names_;
+  // Name (per-call suffixes stripped, numbers not yet folded) -> its slot in names_: ranges
+  // repeat a few names many times (one per op call), and folding each again costs more
+  // than the range itself. Holds at most kMaxCached names; the rest fold every time.
+  static constexpr size_t kMaxCached = 4 * kMaxNames;
+  absl::flat_hash_map<std::string, RangeNameAcc*> slot_of_;
 };
 
 }  // namespace qprof::aggregate

@@ -6,7 +6,9 @@
 //  - Checked: every role present on both sides, and "total" (all kernels). A role that exists
 //    on one side only counts through the total. The default limit (a bare PCT) applies to
 //    the total and to the roles holding at least kMinShare of kernel time on either side;
-//    a role given its own limit (ROLE=PCT) is always checked, with that limit.
+//    a role given its own limit (ROLE=PCT) is always checked, with that limit. A named role
+//    on one side only is said in the summary; one on neither side is an error
+//    (CheckLimitRoles): a misspelt role would otherwise gate nothing.
 //  - change = 100 * (b per unit / a per unit - 1); exceeded when change > limit.
 //  - Noise: when both sides have at least kNoiseMinSteps steps, the step-to-step spread of
 //    kernel time (p90 - p10 of the per-step kernel time, nearest rank, the larger side) is the
@@ -22,6 +24,7 @@
 #include <string>
 #include <string_view>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "proto/diff.pb.h"
 #include "proto/profile.pb.h"
@@ -40,6 +43,10 @@ struct RegressionLimits {
 // for an empty spec, a number that is not one, a negative limit, a role given twice or two
 // bare limits.
 absl::StatusOr<RegressionLimits> ParseRegressionLimits(std::string_view spec);
+
+// InvalidArgument naming the first role of `limits` that neither side of `d` has ("total"
+// aside), and the roles there are; OK otherwise.
+absl::Status CheckLimitRoles(const proto::Diff& d, const RegressionLimits& limits);
 
 // The verdict of `d` (DiffProfiles(a, b)) against `limits`. `a` and `b` give the steps.
 proto::DiffVerdict JudgeRegression(const proto::Diff& d, const proto::Profile& a,

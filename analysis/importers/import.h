@@ -69,6 +69,9 @@ struct ImportOptions {
   // whatever the size (tests and fuzzers compare the two paths). nsys exports: any value
   // but 1 lets tables of 2000 rows or more be decoded on reader threads (nsys/row_reader.h).
   int threads = 0;
+  // With threads = 0: at most this many worker threads for a large input (0 = no cap but the
+  // cores), so a user's thread budget (`qprof analyze --threads N`) holds inside one input too.
+  int max_threads = 0;
   // Kineto JSON events per decoded batch, in bytes; 0 = the default (1 MiB). Small values
   // make tests and fuzzers cross batch boundaries on small inputs.
   size_t batch_bytes = 0;

@@ -64,6 +64,57 @@ const ModelParameter* ParameterForBound(const std::string& bound, const std::str
   return nullptr;  // comm and launch mix latency and bandwidth: not fitted this way
 }
 
+// Warnings for what the plan and the measured run disagree on (model, format, MoE
+// backend, batch): a calibration against another run's trace fits nothing real.
+void CheckPlanIsTheRun(const proto::RunInfo& run, const proto::DecodePlan& plan,
+                       std::vector<std::string>* warnings) {
+  auto check = [&](const char* what, const std::string& a, const std::string& b) {
+    if (!a.empty() && !b.empty() && a != b) {
+      warnings->push_back(fmt::format("{} differs: trace {}, plan {}", what, a, b));
+    }
+  };
+  check("model", run.model(), plan.model());
+  check("format", run.format(), plan.format());
+  check("moe backend", run.moe_backend(), plan.moe_backend());
+  if (run.batch() != 0 && run.batch() != plan.batch()) {
+    warnings->push_back(
+        fmt::format("batch differs: trace {}, plan {}", run.batch(), plan.batch()));
+  }
+}
+
+// The modelled body time of each path's dominant estimate, and that estimate.
+using DominantEstimates = std::map<std::string, std::pair<double, const KernelEstimate*>>;
+
+// Fits: per parameter, over paths whose dominant entry is bound by its term, the value
+// that would make the modelled time of those paths equal the measured time.
+std::vector<FittedEfficiency> FitEfficiencies(const std::vector<CalibrationRow>& by_path,
+                                              const DominantEstimates& dominant,
+                                              const ModelParameters& params) {
+  std::map<std::string, FittedEfficiency> fits;
+  std::map<std::string, std::pair<double, double>> sums;  // modelled, measured
+  for (const CalibrationRow& r : by_path) {
+    auto it = dominant.find(r.key);
+    if (it == dominant.end() || r.measured_ns <= 0) continue;
+    const KernelEstimate& e = *it->second.second;
+    const ModelParameter* p = ParameterForBound(e.time.bound, e.compute_pipe, params);
+    if (p == nullptr) continue;
+    FittedEfficiency& f = fits[p->name];
+    f.parameter = p->name;
+    f.current = p->value;
+    f.kernels += 1;
+    sums[p->name].first += r.modelled_ns;
+    sums[p->name].second += r.measured_ns;
+  }
+  std::vector<FittedEfficiency> out;
+  for (auto& [name, f] : fits) {
+    auto [model_ns, meas_ns] = sums[name];
+    f.fitted = meas_ns > 0 ? f.current * model_ns / meas_ns : 0;
+    f.plausible = f.fitted > 0 && f.fitted <= 1;
+    out.push_back(f);
+  }
+  return out;
+}
+
 }  // namespace
 
 absl::StatusOr<CalibrationReport> Calibrate(const proto::Trace& measured,
@@ -86,19 +137,7 @@ absl::StatusOr<CalibrationReport> Calibrate(const proto::Trace& measured,
   report.steps = nvtx_steps > 0 ? nvtx_steps : (run.steps() > 0 ? run.steps() : 1);
   if (run.wall_time_ns() > 0) report.measured_wall_step_ns = run.wall_time_ns() / report.steps;
 
-  // Checks that the plan is the measured run's.
-  auto check = [&](const char* what, const std::string& a, const std::string& b) {
-    if (!a.empty() && !b.empty() && a != b) {
-      report.warnings.push_back(fmt::format("{} differs: trace {}, plan {}", what, a, b));
-    }
-  };
-  check("model", run.model(), plan.model());
-  check("format", run.format(), plan.format());
-  check("moe backend", run.moe_backend(), plan.moe_backend());
-  if (run.batch() != 0 && run.batch() != plan.batch()) {
-    report.warnings.push_back(
-        fmt::format("batch differs: trace {}, plan {}", run.batch(), plan.batch()));
-  }
+  CheckPlanIsTheRun(run, plan, &report.warnings);
 
   std::map<std::string, std::string> role_of_id;
   for (const proto::PlannedKernel& k : plan.kernels()) role_of_id[k.kernel_id()] = k.role();
@@ -129,7 +168,7 @@ absl::StatusOr<CalibrationReport> Calibrate(const proto::Trace& measured,
   report.measured_step_ns /= report.steps;
 
   // Modelled body time per path, and the dominant bound of each path.
-  std::map<std::string, std::pair<double, const KernelEstimate*>> dominant;
+  DominantEstimates dominant;
   for (const KernelEstimate& e : modelled.kernels) {
     double body = (e.time.total_ns - e.time.launch_ns) * e.launches;
     std::string role = e.role.empty() ? std::string(role::kOther) : e.role;
@@ -157,28 +196,7 @@ absl::StatusOr<CalibrationReport> Calibrate(const proto::Trace& measured,
     report.worst_role_error = std::max(report.worst_role_error, std::fabs(r.error));
   }
 
-  // Fits: per parameter, over paths whose dominant entry is bound by its term.
-  std::map<std::string, FittedEfficiency> fits;
-  std::map<std::string, std::pair<double, double>> sums;  // modelled, measured
-  for (const CalibrationRow& r : report.by_path) {
-    auto it = dominant.find(r.key);
-    if (it == dominant.end() || r.measured_ns <= 0) continue;
-    const KernelEstimate& e = *it->second.second;
-    const ModelParameter* p = ParameterForBound(e.time.bound, e.compute_pipe, params);
-    if (p == nullptr) continue;
-    FittedEfficiency& f = fits[p->name];
-    f.parameter = p->name;
-    f.current = p->value;
-    f.kernels += 1;
-    sums[p->name].first += r.modelled_ns;
-    sums[p->name].second += r.measured_ns;
-  }
-  for (auto& [name, f] : fits) {
-    auto [model_ns, meas_ns] = sums[name];
-    f.fitted = meas_ns > 0 ? f.current * model_ns / meas_ns : 0;
-    f.plausible = f.fitted > 0 && f.fitted <= 1;
-    report.fits.push_back(f);
-  }
+  report.fits = FitEfficiencies(report.by_path, dominant, params);
   return report;
 }
 

@@ -9,16 +9,18 @@ const std::vector<PublishedFigure>& PublishedFigures() {
   static const std::vector<PublishedFigure>* const kFigures = new std::vector<PublishedFigure>{
       {"story-mxfp4", "v4-flash", "rtx-pro-6000", 8, "mxfp4", "slot_gemv", 16, 23.0,
        "unstated", 0.39, 0.38,
-       "the team's report in DESIGN.md 'The story behind it': ~23 tok/s at concurrency 16 "
-       "on 8x RTX PRO 6000, MoE slot-GEMV 39% and sparse-MLA decode 38% of decode time, "
-       "tensor pipe under 1%"},
+       "reported in the user story (SGLang, 8x RTX PRO 6000): ~23 tok/s at concurrency 16, "
+       "MoE slot-GEMV 39% and sparse-MLA decode 38% of decode time, tensor pipe under 1%; "
+       "the user's own measurement, no public source"},
       {"sglang-mxfp4", "v4-flash", "rtx-pro-6000", 8, "mxfp4", "slot_gemv", 0, 497.6,
        "aggregate", 0, 0,
-       "FACTS.md 'Published results': SGLang DeepSeek-V4-Flash on 8x RTX PRO 6000, MXFP4 "
-       "slot-GEMV, 497.6 tok/s aggregate (concurrency not stated there)"},
+       "reported in the user story (SGLang, 8x RTX PRO 6000): DeepSeek-V4-Flash with the "
+       "MXFP4 checkpoint on the slot-GEMV MoE kernel, 497.6 tok/s aggregate (concurrency not "
+       "stated); the user's own benchmark, no public source"},
       {"sglang-fp8", "v4-flash", "rtx-pro-6000", 8, "fp8", "", 0, 3412.9, "aggregate", 0, 0,
-       "FACTS.md 'Published results': the same SGLang benchmark with the FP8 checkpoint, "
-       "3412.9 tok/s aggregate (6.9x the MXFP4 run)"},
+       "reported in the user story (SGLang, 8x RTX PRO 6000): the same benchmark with the FP8 "
+       "checkpoint, 3412.9 tok/s aggregate (6.9x the MXFP4 run); the user's own benchmark, no "
+       "public source"},
   };
   return *kFigures;
 }

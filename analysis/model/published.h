@@ -1,6 +1,8 @@
-// Published end-to-end figures a modelled run can be put beside (FACTS.md, "Published
-// results to compare against", and the story in DESIGN.md), and the notes that compare
-// them with the model.
+// Published end-to-end figures a modelled run can be put beside, and the notes that compare
+// them with the model. Each figure's `source` is printed with it, so it names where a reader
+// can find the figure: a public benchmark, post or paper, or, for the figures the user story
+// reports from its own runs (no public source), "reported in the user story (...)". Never an
+// internal file name: reports go to users who do not have the project's notes.
 //
 // These figures are for comparison only: the model is never tuned to reproduce them
 // (parameters.h). A comparison note says how far apart the two are and what the gap

@@ -183,25 +183,27 @@ std::string NormaliseKernelName(std::string_view raw) {
 }
 
 std::string FoldNvtxPath(std::string_view path) {
+  // Runs of digits that start a token (after ' ', '#', '=' or '_') and end a component or a
+  // word become '*'; everything between is copied in one piece (paths are long, folds few).
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
   std::string out;
   out.reserve(path.size());
-  size_t i = 0;
-  while (i < path.size()) {
-    char c = path[i];
-    bool at_token = i > 0 && (path[i - 1] == ' ' || path[i - 1] == '#' || path[i - 1] == '=' ||
-                              path[i - 1] == '_');
-    if (at_token && std::isdigit(static_cast<unsigned char>(c))) {
-      size_t j = i;
-      while (j < path.size() && std::isdigit(static_cast<unsigned char>(path[j]))) ++j;
-      if (j == path.size() || path[j] == '/' || path[j] == ' ') {
-        out.push_back('*');
-        i = j;
-        continue;
-      }
+  size_t copied = 0;
+  for (size_t i = 1; i < path.size(); ++i) {
+    const char before = path[i - 1];
+    if ((before != ' ' && before != '#' && before != '=' && before != '_') || !digit(path[i])) {
+      continue;
     }
-    out.push_back(c);
-    ++i;
+    size_t j = i;
+    while (j < path.size() && digit(path[j])) ++j;
+    if (j == path.size() || path[j] == '/' || path[j] == ' ') {
+      out.append(path.data() + copied, i - copied);
+      out.push_back('*');
+      copied = j;
+    }
+    i = j;  // path[j] follows a digit: it starts no token
   }
+  out.append(path.data() + copied, path.size() - copied);
   return out;
 }
 

@@ -163,7 +163,8 @@ def analyze_partial(
     finished with `merge` (or written to a file for `qprof merge`). Analysing files in
     several groups and merging the partials gives the Profile of analysing them at once.
 
-    threads: files read at once (0: one per core); a task given one core says 1.
+    threads: the most threads used: files read at once and the workers one large file
+    decodes on (0: one per core; `qprof analyze --threads`); a task given one core says 1.
     graph_capture: traces taken while the CUDA graphs were captured, as for `analyze`.
     """
     files = _paths(paths)

@@ -147,7 +147,8 @@ NB_MODULE(_qprof, m) {
   m.def("analyze_partial", &AnalyzePartial, "paths"_a, "ncu"_a = "", "threads"_a = 0,
         "graph_capture"_a = std::vector<std::string>{},
         "The traces' aggregation state as the bytes of a partial profile, as "
-        "`qprof analyze --partial`; threads: files read at once (0: one per core).");
+        "`qprof analyze --partial`; threads: the most threads used, files read at once and "
+        "the workers of one large file (0: one per core), as `qprof analyze --threads`.");
   m.def("merge", &Merge, "partials"_a, "names"_a = std::vector<std::string>{}, "device"_a = "",
         "sass"_a = std::vector<std::string>{}, "model"_a = "", "label"_a = "",
         "Partial profiles (bytes) merged in order and analysed, as `qprof merge`.");

@@ -51,6 +51,18 @@ td.kname { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, "DejaVu
 /* Long template names: three lines until hovered or focused; the full name is in the DOM. */
 td.kname .kn { display:-webkit-box; -webkit-box-orient:vertical; -webkit-line-clamp:3; line-clamp:3; overflow:hidden; }
 td.kname:hover .kn, td.kname:focus-within .kn, td.kname .kn:focus { -webkit-line-clamp:unset; line-clamp:unset; overflow:visible; }
+/* The kernels table fits the page at laptop width: the launch sits under the name (a line,
+   opening into the rest), roles and evidence details wrap. */
+.klaunch { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", Arial, sans-serif;
+  font-size:11px; color:var(--muted); margin-top:3px; }
+.klaunch summary { cursor:pointer; }
+.klaunch div { margin:1px 0 0 12px; }
+table.fit td.role { overflow-wrap:break-word; }
+td.ev { min-width:11em; }
+/* Evidence details: three lines until hovered or focused (the full text is the tooltip too). */
+td.ev .evd { max-width:16em; overflow-wrap:anywhere; display:-webkit-box; -webkit-box-orient:vertical;
+  -webkit-line-clamp:3; line-clamp:3; overflow:hidden; }
+td.ev:hover .evd, td.ev:focus-within .evd { -webkit-line-clamp:unset; line-clamp:unset; overflow:visible; }
 tr.gone td { background:#fdf3e3; } tr.new td { background:#e6f5ef; }
 .cls { display:inline-block; padding:0 6px; border-radius:4px; font-size:12px; font-weight:600; }
 .cls-tensor { background:var(--tensor); color:#fff; } .cls-simt { background:var(--simt); color:#111; }
@@ -86,6 +98,8 @@ svg .rooflabel { font-size:11px; fill:#3b4250; }
 ul.warn { margin:4px 0; padding-left:0; list-style:none; }
 ul.warn li { border-left:4px solid var(--simt); background:#fffaf0; padding:5px 10px; margin:4px 0; border-radius:0 4px 4px 0; }
 ul.warn li code { font-size:12px; }
+/* Kernel names in lists (latency, warnings, roles) break rather than widen the page. */
+main li { overflow-wrap:anywhere; }
 code { font-family: ui-monospace, Menlo, Consolas, "DejaVu Sans Mono", monospace; font-size:12px; }
 .grid2 { display:grid; grid-template-columns:1fr 1fr; gap:14px; }
 .formula { font-family: ui-monospace, Menlo, Consolas, "DejaVu Sans Mono", monospace; font-size:12px; }
@@ -103,7 +117,7 @@ footer { margin-top:18px; color:var(--muted); font-size:12px; }
   td.kname { min-width:0; font-size:9px; }
   .sharebar { display:none; }
   .controls { display:none; }
-  td.kname .kn { -webkit-line-clamp:unset; line-clamp:unset; overflow:visible; }
+  td.kname .kn, td.ev .evd { -webkit-line-clamp:unset; line-clamp:unset; overflow:visible; }
   th { position:static; }
   .cls, .sharebar, .badge, .banner, tr.gone td, tr.new td { -webkit-print-color-adjust:exact; print-color-adjust:exact; }
 }

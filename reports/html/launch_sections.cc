@@ -25,53 +25,49 @@ std::string EvidenceWord(const std::string& e) {
 
 }  // namespace
 
-bool HasLaunchColumns(const proto::Profile& p) {
-  for (const auto& k : p.kernels()) {
-    if (!k.launch_context().empty() || (k.has_launch() && k.launch().launches() > 0)) return true;
-  }
-  return false;
-}
-
-std::string LaunchHeaderCells() {
-  return "<th>launched from</th><th class=\"num\" title=\"grid x block of the launch that takes most of the time; "
-         "theoretical / estimated occupancy and waves, time-weighted\">launch</th>";
-}
-
-std::string LaunchCells(const proto::KernelRow& k) {
-  std::string out = k.launch_context().empty()
-                        ? "<td class=\"muted\">-</td>"
-                        : fmt::format("<td class=\"small\">{}</td>", Escape(k.launch_context()));
+std::string KernelLaunchLines(const proto::KernelRow& k) {
   const auto& l = k.launch();
-  if (!k.has_launch() || l.launches() == 0) return out + "<td class=\"num muted\" data-sort=\"-1\">-</td>";
-  std::string detail = fmt::format("{} regs, {:.1f} KiB smem{}", l.registers_per_thread(),
-                                   l.shared_mem_bytes() / 1024.0,
-                                   l.shared_mem_optin() ? " (opt-in)" : "");
-  std::string occ = "occupancy not computed";
-  double sort = -1;
-  if (l.launches_with_occupancy() > 0) {
-    occ = fmt::format("occ {:.0f}% / est {:.1f}%, {:.2f} waves", l.theoretical_occupancy_pct(),
-                      l.est_occupancy_pct(), l.waves());
-    sort = l.waves();
+  const bool shape = k.has_launch() && l.launches() > 0;
+  if (k.launch_context().empty() && !shape) return "";
+  // The summary line: launch shape, occupancy and the flag, which a reader scans for.
+  std::string line;
+  if (shape) {
+    line = fmt::format("{} &times; {}", Dim(l.grid()), Dim(l.block()));
+    if (l.launches_with_occupancy() > 0) {
+      line += fmt::format(" &middot; occ {:.0f}% / est {:.1f}% &middot; {:.2f} waves",
+                          l.theoretical_occupancy_pct(), l.est_occupancy_pct(), l.waves());
+    }
+  } else {
+    line = "launched from " + Escape(k.launch_context());
   }
-  std::string tip = fmt::format("{} blocks/SM fit (limited by {}) on {} SMs; {}{}",
-                                l.active_blocks_per_sm(), l.limited_by(), l.sm_count(),
-                                l.limits_source(), l.note().empty() ? "" : "; " + l.note());
-  std::string flag;
   if (k.has_diagnosis()) {
-    flag = fmt::format("<div class=\"lflag\">{}</div>", k.diagnosis().kind() == "parallelism_bound"
-                                                          ? "under one wave"
-                                                          : "latency-bound");
+    line += fmt::format(" <span class=\"lflag\">{}</span>",
+                        k.diagnosis().kind() == "parallelism_bound" ? "under one wave"
+                                                                    : "latency-bound");
   }
-  std::string kineto;
-  if (l.has_reported_est_occupancy_pct()) {
-    kineto = fmt::format("<div class=\"small muted\">trace's own estimate {:.0f}%</div>",
-                         l.reported_est_occupancy_pct());
+  // The rest, one click away: where it was launched from, resources, what limits the fit.
+  std::string more;
+  if (shape && !k.launch_context().empty()) {
+    more += "<div>launched from " + Escape(k.launch_context()) + "</div>";
   }
-  return out + fmt::format(
-                   "<td class=\"num\" data-sort=\"{}\" title=\"{}\">{} &times; {}<div "
-                   "class=\"small muted\">{}</div><div class=\"small\">{}</div>{}{}</td>",
-                   Num(sort, 3), Escape(tip), Dim(l.grid()), Dim(l.block()), Escape(detail),
-                   Escape(occ), kineto, flag);
+  if (shape) {
+    more += fmt::format("<div>{} regs, {:.1f} KiB smem{} (the launch that takes most of the "
+                        "time)</div>",
+                        l.registers_per_thread(), l.shared_mem_bytes() / 1024.0,
+                        l.shared_mem_optin() ? " (opt-in)" : "");
+    more += l.launches_with_occupancy() > 0
+                ? fmt::format("<div>{} blocks/SM fit (limited by {}) on {} SMs; {}{}</div>",
+                              l.active_blocks_per_sm(), Escape(l.limited_by()), l.sm_count(),
+                              Escape(l.limits_source()),
+                              l.note().empty() ? "" : "; " + Escape(l.note()))
+                : "<div>occupancy not computed</div>";
+    if (l.has_reported_est_occupancy_pct()) {
+      more += fmt::format("<div>trace's own occupancy estimate {:.0f}%</div>",
+                          l.reported_est_occupancy_pct());
+    }
+  }
+  if (more.empty()) return fmt::format("<div class=\"klaunch\">{}</div>", line);
+  return fmt::format("<details class=\"klaunch\"><summary>{}</summary>{}</details>", line, more);
 }
 
 std::string RoleEvidenceText(const proto::RoleRow& r) {

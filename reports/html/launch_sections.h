@@ -1,5 +1,5 @@
 // The launch parts of the Profile page (not a public API): where each kernel was launched
-// from, its launch shape and occupancy as table cells, the role rows' expansion into their
+// from, its launch shape and occupancy under its name, the role rows' expansion into their
 // kernels, and the section on latency- and parallelism-bound kernels.
 #ifndef QPROF_REPORTS_HTML_LAUNCH_SECTIONS_H_
 #define QPROF_REPORTS_HTML_LAUNCH_SECTIONS_H_
@@ -10,13 +10,12 @@
 
 namespace qprof::reports::html {
 
-// True when any kernel row has a launch context or a launch shape (the kernels table then
-// gets the two launch columns).
-bool HasLaunchColumns(const proto::Profile& p);
-// Header cells and the two cells of one kernel row: "launched from" and "launch"
-// (grid x block, registers, shared memory, occupancy, waves, flag).
-std::string LaunchHeaderCells();
-std::string LaunchCells(const proto::KernelRow& k);
+// The launch of one kernel row, under its name in the kernels table (so the table fits the
+// page): a line with grid x block, occupancy, waves and the latency flag, expanding
+// (<details>) into where it was launched from, registers and shared memory, what limits the
+// blocks per SM and the trace's own occupancy estimate. "" when the row has no launch
+// information.
+std::string KernelLaunchLines(const proto::KernelRow& k);
 
 // The role cell: the role name expanding (<details>) into its kernels, by time.
 std::string RoleCellWithKernels(const proto::Profile& p, const proto::RoleRow& r);

@@ -20,8 +20,10 @@ std::string EvidenceCell(const std::string& evidence, const std::string& detail)
   std::string word = e;
   for (const auto& w : kWords)
     if (e == w[0]) word = w[1];
-  return fmt::format("<td data-sort=\"{}\">{}{}</td>", Escape(e), Badge(e, word, detail),
-                     detail.empty() ? "" : "<div class=\"small muted\">" + Escape(detail) +
+  return fmt::format("<td class=\"ev\" data-sort=\"{}\">{}{}</td>", Escape(e),
+                     Badge(e, word, detail),
+                     detail.empty() ? "" : "<div class=\"small muted evd\" tabindex=\"0\" title=\"" +
+                                               Escape(detail) + "\">" + Escape(detail) +
                                                "</div>");
 }
 
@@ -55,15 +57,11 @@ std::string ProvenanceBanner(const proto::Profile& p) {
   return "";
 }
 
-std::string BottleneckSection(const proto::Profile& p, const std::string& id_prefix) {
-  const std::string prov = ProfileProvenance(p);
-  std::string out = fmt::format("<section id=\"{}bottlenecks\"><h2>Bottlenecks</h2>", id_prefix);
-  out += fmt::format(
-      "<p class=\"small muted\">Times {}. \"If it vanished\" is Amdahl's bound: removing a share "
-      "f of the time speeds decode up by at most 1/(1-f).</p>",
-      Badge(BadgeKindFor(prov), prov));
-  // Roles.
-  out += fmt::format(
+namespace {
+
+// The roles table: each role expanding into its kernels.
+std::string RolesTable(const proto::Profile& p, const std::string& id_prefix) {
+  std::string out = fmt::format(
       "<h3>Roles</h3><div class=\"tablewrap\"><table class=\"sortable\" id=\"{}roles\"><thead>"
       "<tr><th>role <span class=\"small muted\">(open for its kernels)</span></th><th>class"
       "</th><th class=\"num\">time</th><th class=\"num\">share</th>"
@@ -83,16 +81,57 @@ std::string BottleneckSection(const proto::Profile& p, const std::string& id_pre
                        NumCell(amdahl > 0 ? FormatRatio(amdahl) : "inf", amdahl),
                        Escape(RoleEvidenceText(r)));
   }
-  out += "</tbody></table></div>";
-  // Kernels.
+  return out + "</tbody></table></div>";
+}
+
+// One row of the kernels table. The name cell holds the launch (shape, occupancy, the
+// flag; the rest one click away) under the name, so the table fits the page; it sorts by
+// the name.
+std::string KernelRowHtml(const proto::KernelRow& k, int rank, bool any_tc, bool any_bw) {
+  std::string out = fmt::format(
+      "<tr data-class=\"{}\" data-time-ns=\"{}\" data-share=\"{}\"{}>{}<td class=\"kname\" "
+      "data-sort=\"{}\"><div class=\"kn\" tabindex=\"0\"{}>{}</div>{}</td><td class=\"role\">{}"
+      "</td><td>{}</td><td>{}</td>{}{}{}{}",
+      Escape(k.class_()), k.time_ns(), Num(k.share(), 6),
+      k.has_tensor_pipe_pct() ? fmt::format(" data-tensor-pipe-pct=\"{}\"",
+                                            Num(k.tensor_pipe_pct(), 3))
+                              : "",
+      NumCell(std::to_string(rank), rank), Escape(k.name()), html::RawNameAttrs(k.raw_name()),
+      Escape(k.name()), KernelLaunchLines(k), Escape(k.role()), ClassPill(k.class_()),
+      Escape(k.format().empty() ? "unknown" : k.format()),
+      NumCell(FormatNs(static_cast<double>(k.time_ns())), static_cast<double>(k.time_ns())),
+      ShareCell(k.share(), k.class_()),
+      NumCell(std::to_string(k.calls()), static_cast<double>(k.calls())),
+      NumCell(FormatNs(static_cast<double>(k.mean_ns())), static_cast<double>(k.mean_ns())));
+  if (any_tc) {
+    out += k.has_tensor_pipe_pct()
+               ? NumCell(fmt::format("{:.1f}%", k.tensor_pipe_pct()), k.tensor_pipe_pct())
+               : "<td class=\"num muted\" data-sort=\"-1\" title=\"not measured\">-</td>";
+  }
+  if (any_bw) {
+    out += k.has_achieved_gbps()
+               ? fmt::format("<td class=\"num\" data-sort=\"{}\" title=\"work model: {}\">{} "
+                             "GB/s{}</td>",
+                             Num(k.achieved_gbps(), 3), Escape(k.work_source()),
+                             FormatSig3(k.achieved_gbps()),
+                             k.has_achieved_tflops()
+                                 ? fmt::format("<div class=\"small muted\">{} TFLOP/s</div>",
+                                               FormatSig3(k.achieved_tflops()))
+                                 : "")
+               : "<td class=\"num muted\" data-sort=\"-1\">-</td>";
+  }
+  return out + EvidenceCell(k.evidence(), k.evidence_detail()) + "</tr>";
+}
+
+// The kernels table with its filter controls, and the note on tensor-pipe figures.
+std::string KernelsTable(const proto::Profile& p, const std::string& id_prefix) {
   bool any_tc = false, any_bw = false;
-  const bool any_launch = HasLaunchColumns(p);
   for (const auto& k : p.kernels()) {
     any_tc |= k.has_tensor_pipe_pct();
     any_bw |= k.has_achieved_gbps();
   }
   const std::string table_id = id_prefix + "kernels";
-  out += fmt::format(
+  std::string out = fmt::format(
       "<h3>Kernels</h3><div class=\"controls\"><label>Filter <input type=\"search\" "
       "data-filter-table=\"{0}\" placeholder=\"name, role, format...\" aria-label=\"Filter "
       "kernels\"></label><label>Class <select data-filter-table=\"{0}\" aria-label=\"Filter by "
@@ -103,47 +142,17 @@ std::string BottleneckSection(const proto::Profile& p, const std::string& id_pre
                      "kernels</span></div>",
                      table_id, p.kernels_size());
   out += fmt::format(
-      "<div class=\"tablewrap\"><table class=\"sortable\" id=\"{}\"><thead><tr>"
-      "<th class=\"num\">#</th><th>kernel</th><th>role</th><th>class</th><th>format</th>"
-      "<th class=\"num\">time</th><th class=\"num\">share</th><th class=\"num\">calls</th>"
-      "<th class=\"num\">mean</th>{}{}{}<th>evidence</th></tr></thead><tbody>",
+      "<div class=\"tablewrap\"><table class=\"sortable fit\" id=\"{}\"><thead><tr>"
+      "<th class=\"num\">#</th><th title=\"the launch that takes most of the time under each "
+      "name: grid x block, theoretical / estimated occupancy and waves (time-weighted); open "
+      "it for the rest\">kernel <span class=\"small muted\">(and launch)</span></th>"
+      "<th>role</th><th>class</th><th>format</th><th class=\"num\">time</th>"
+      "<th class=\"num\">share</th><th class=\"num\">calls</th><th class=\"num\">mean</th>{}{}"
+      "<th>evidence</th></tr></thead><tbody>",
       table_id, any_tc ? "<th class=\"num\">tensor pipe</th>" : "",
-      any_bw ? "<th class=\"num\">achieved</th>" : "", any_launch ? LaunchHeaderCells() : "");
+      any_bw ? "<th class=\"num\">achieved</th>" : "");
   for (int i = 0; i < p.kernels_size(); ++i) {
-    const auto& k = p.kernels(i);
-    out += fmt::format(
-        "<tr data-class=\"{}\" data-time-ns=\"{}\" data-share=\"{}\"{}>{}<td class=\"kname\">"
-        "<div class=\"kn\" tabindex=\"0\"{}>{}</div></td><td>{}</td><td>{}</td><td>{}</td>{}{}{}{}",
-        Escape(k.class_()), k.time_ns(), Num(k.share(), 6),
-        k.has_tensor_pipe_pct() ? fmt::format(" data-tensor-pipe-pct=\"{}\"",
-                                              Num(k.tensor_pipe_pct(), 3))
-                                : "",
-        NumCell(std::to_string(i + 1), i + 1), html::RawNameAttrs(k.raw_name()),
-        Escape(k.name()), Escape(k.role()),
-        ClassPill(k.class_()), Escape(k.format().empty() ? "unknown" : k.format()),
-        NumCell(FormatNs(static_cast<double>(k.time_ns())), static_cast<double>(k.time_ns())),
-        ShareCell(k.share(), k.class_()),
-        NumCell(std::to_string(k.calls()), static_cast<double>(k.calls())),
-        NumCell(FormatNs(static_cast<double>(k.mean_ns())), static_cast<double>(k.mean_ns())));
-    if (any_tc) {
-      out += k.has_tensor_pipe_pct()
-                 ? NumCell(fmt::format("{:.1f}%", k.tensor_pipe_pct()), k.tensor_pipe_pct())
-                 : "<td class=\"num muted\" data-sort=\"-1\" title=\"not measured\">-</td>";
-    }
-    if (any_bw) {
-      out += k.has_achieved_gbps()
-                 ? fmt::format("<td class=\"num\" data-sort=\"{}\" title=\"work model: {}\">{} "
-                               "GB/s{}</td>",
-                               Num(k.achieved_gbps(), 3), Escape(k.work_source()),
-                               FormatSig3(k.achieved_gbps()),
-                               k.has_achieved_tflops()
-                                   ? fmt::format("<div class=\"small muted\">{} TFLOP/s</div>",
-                                                 FormatSig3(k.achieved_tflops()))
-                                   : "")
-                 : "<td class=\"num muted\" data-sort=\"-1\">-</td>";
-    }
-    if (any_launch) out += LaunchCells(k);
-    out += EvidenceCell(k.evidence(), k.evidence_detail()) + "</tr>";
+    out += KernelRowHtml(p.kernels(i), i + 1, any_tc, any_bw);
   }
   out += "</tbody></table></div>";
   if (!any_tc) {
@@ -157,8 +166,21 @@ std::string BottleneckSection(const proto::Profile& p, const std::string& id_pre
            "(sm__pipe_tensor_cycles_active) of the kernel's elapsed cycles; - where not "
            "measured.</p>";
   }
-  out += "</section>\n";
   return out;
+}
+
+}  // namespace
+
+std::string BottleneckSection(const proto::Profile& p, const std::string& id_prefix) {
+  const std::string prov = ProfileProvenance(p);
+  std::string out = fmt::format("<section id=\"{}bottlenecks\"><h2>Bottlenecks</h2>", id_prefix);
+  out += fmt::format(
+      "<p class=\"small muted\">Times {}. \"If it vanished\" is Amdahl's bound: removing a share "
+      "f of the time speeds decode up by at most 1/(1-f).</p>",
+      Badge(BadgeKindFor(prov), prov));
+  out += RolesTable(p, id_prefix);
+  out += KernelsTable(p, id_prefix);
+  return out + "</section>\n";
 }
 
 std::vector<CeilingBar> CeilingBars(const proto::Profile& p) {

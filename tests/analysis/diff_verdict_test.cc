@@ -133,10 +133,37 @@ TEST(DiffVerdict, WithoutStepsEveryChangeCountsAndTinyRolesAreNotGated) {
   EXPECT_EQ(v.worst(), "norm");
   EXPECT_NEAR(v.worst_change_pct(), 100, 1e-9);
   // A named role present on one side only is said, not silently ignored.
+  proto::RoleRow* comm = b.add_roles();
+  comm->set_role("comm");
+  comm->set_class_("comm");
+  comm->set_calls(2);
+  comm->set_time_ns(1'000);
   v = Judge(a, b, "comm=10%");
   EXPECT_FALSE(v.failed());
   EXPECT_NE(v.summary().find("not on both sides, so not checked: comm"), std::string::npos)
       << v.summary();
+}
+
+TEST(DiffVerdict, ARoleOnNeitherSideIsRefusedWithTheRolesThereAre) {
+  const proto::Profile a = DecodeRun("a", 2, 300'000, 600'000, 500, 0, 1);
+  proto::Profile b = DecodeRun("b", 2, 300'000, 600'000, 1'000, 0, 2);
+  proto::RoleRow* comm = b.add_roles();  // on B only
+  comm->set_role("comm");
+  comm->set_time_ns(1'000);
+  const proto::Diff d = DiffProfiles(a, b);
+  auto check = [&](const char* spec) {
+    auto limits = ParseRegressionLimits(spec);
+    EXPECT_TRUE(limits.ok()) << spec;
+    return CheckLimitRoles(d, *limits);
+  };
+  const absl::Status s = check("10%,moe.expert=5%");
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(),
+            "--max-regression: no role 'moe.expert' in either profile (roles: "
+            "attn.sparse_mla, comm, moe.experts, norm; 'total' names all kernels)");
+  EXPECT_TRUE(check("comm=10%").ok());   // one side is enough: the verdict says it
+  EXPECT_TRUE(check("total=10%").ok());  // all kernels
+  EXPECT_TRUE(check("10%").ok());        // no role named
 }
 
 }  // namespace

@@ -92,5 +92,22 @@ TEST_F(DiffGateTest, NoLimitsNoVerdictAndBadLimitsFailBeforeReading) {
   }
 }
 
+TEST_F(DiffGateTest, ARoleNeitherSideHasIsAnErrorNamingTheRoles) {
+  // A misspelt role would gate nothing: it is refused, with the roles there are. Both
+  // exports run NCCL kernels, so comm is among them.
+  auto r = Gate("10%,comms=5%");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  const std::string m(r.status().message());
+  EXPECT_EQ(m.rfind("--max-regression: no role 'comms' in either profile (roles: ", 0), 0u) << m;
+  EXPECT_TRUE(m.find(" comm,") != std::string::npos || m.find(" comm;") != std::string::npos)
+      << m;
+  // "total" is no role of either profile but names all kernels.
+  auto total = Gate("total=50%");
+  ASSERT_TRUE(total.ok()) << total.status();
+  ASSERT_EQ(total->diff.verdict().checks_size(), 1);
+  EXPECT_EQ(total->diff.verdict().checks(0).key(), "total");
+}
+
 }  // namespace
 }  // namespace qprof::api

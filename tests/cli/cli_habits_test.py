@@ -43,13 +43,8 @@ def one_error_line(rc, err, what):
     return lines[0]
 
 
-def main():
-    if not all(os.path.exists(p) for p in (NCCL, MOCK, BEFORE, AFTER)):
-        print("SKIP: shared test data not found at %r (set QPROF_TESTDATA)" % DATA)
-        return 77
-    tmp = tempfile.mkdtemp(prefix="qprof_cli_habits_")
-
-    # help, --version, typos.
+def help_and_typos():
+    """help, --version, typos, and an option out of range named in one line."""
     rc, out, _ = run("help")
     check(rc == 0 and "analyze" in out and "record" in out, "qprof help lists the commands", out)
     rc, out, _ = run("help", "analyze")
@@ -64,7 +59,9 @@ def main():
     check("did you mean diff?" in line, "help dif suggests diff", line)
     one_error_line(*run("analyze", NCCL, "--top", "0")[::2], "option out of range")
 
-    # Errors: one line naming the user's path.
+
+def errors_and_outputs(tmp):
+    """Errors: one line naming the user's path; several outputs: all or none."""
     bad = os.path.join(tmp, "bad.txt")
     open(bad, "w").write("not a trace at all\n")
     line = one_error_line(*run("analyze", bad)[::2], "not a trace")
@@ -78,7 +75,10 @@ def main():
     check(not os.path.exists(ok_json), "--json not written when --html cannot be")
     check(not [f for f in os.listdir(tmp) if ".tmp." in f], "no temporary left", os.listdir(tmp))
 
-    # --json - on stdout, nothing else there; --csv; --wide by default in a pipe.
+
+def stdout_reports():
+    """--json - on stdout, nothing else there; --csv; --wide by default in a pipe. Returns
+    the Profile JSON."""
     rc, out, err = run("analyze", NCCL, "--json", "-")
     check(rc == 0, "--json - runs", err)
     profile = json.loads(out)  # stdout is exactly the JSON
@@ -100,8 +100,24 @@ def main():
     longest = max(kernels, key=lambda k: len(k["name"]))["name"]
     rc, out, _ = run("analyze", NCCL, "--top", "70")
     check(len(longest) > 100 and longest in out, "full kernel names when stdout is a pipe")
+    return profile
 
-    # --model-shape, and the deprecated --model with a warning.
+
+def threads_option(profile):
+    """--threads N: documented, bad values name the option, any N gives the same Profile."""
+    rc, out, _ = run("help", "analyze")
+    check(rc == 0 and "--threads" in out and "one per core" in out, "help analyze: --threads", out)
+    for bad in ("0", "-2", "many", "1.5"):
+        line = one_error_line(*run("analyze", NCCL, "--threads", bad)[::2], "--threads " + bad)
+        check("--threads" in line, "a bad --threads value names the option", line)
+    for n in ("1", "2", "3"):
+        rc, out, err = run("analyze", NCCL, "--threads", n, "--json", "-")
+        check(rc == 0 and json.loads(out) == profile, "--threads %s: the same Profile" % n, err)
+
+
+def analysis_options(tmp, profile):
+    """--model-shape (and the deprecated --model), Profile JSON inputs, diff's options,
+    import's outputs."""
     shape = os.path.join(tmp, "shape.json")
     open(shape, "w").write('{"active_params": 13e9, "batch": 16, "format": "mxfp4"}')
     rc, out, err = run("analyze", MOCK, "--model-shape", shape, "--json", "-")
@@ -134,7 +150,11 @@ def main():
     rc, _, err = run("import", "-q", MOCK, "--qtrace", os.path.join(tmp, "m.qtrace"))
     check(rc == 0 and os.path.exists(os.path.join(tmp, "m.qtrace")), "import --qtrace FILE", err)
 
-    # Perfetto of an imported trace: class, role, evidence and qprof's row name per kernel.
+
+def perfetto_and_odd_values(tmp, profile):
+    """Perfetto of an imported trace: class, role, evidence and qprof's row name per kernel;
+    implausible Kineto values warned about and left out of the totals."""
+    kernels = profile["kernels"]
     pf = os.path.join(tmp, "nccl.perfetto.json")
     rc, _, err = run("analyze", NCCL, "--perfetto", pf, "--json", os.path.join(tmp, "n.json"))
     check(rc == 0 and "wrote " + pf in err, "--perfetto with --json", err)
@@ -163,6 +183,18 @@ def main():
           "the 9e12 us duration is warned about", warnings)
     check("non-numeric" in warnings, "the string duration is warned about", warnings)
 
+
+def main():
+    if not all(os.path.exists(p) for p in (NCCL, MOCK, BEFORE, AFTER)):
+        print("SKIP: shared test data not found at %r (set QPROF_TESTDATA)" % DATA)
+        return 77
+    tmp = tempfile.mkdtemp(prefix="qprof_cli_habits_")
+    help_and_typos()
+    errors_and_outputs(tmp)
+    profile = stdout_reports()
+    threads_option(profile)
+    analysis_options(tmp, profile)
+    perfetto_and_odd_values(tmp, profile)
     print("ok: %d checks" % checks)
     return 0
 

@@ -2,7 +2,8 @@
 # `qprof diff --max-regression` end to end on the shared before/after nsys pair (comm per
 # call grew; tests/api/diff_gate_test.cc checks the figure against the raw tables): a 10%
 # limit fails with exit 3 and one line naming comm, after writing the reports asked for;
-# comm=50% passes with exit 0; a bad limit is one error line and exit 2.
+# comm=50% passes with exit 0; a bad limit, or a role neither side has (a misspelt role would
+# gate nothing), is one error line and exit 2, with no report written.
 # Usage: diff_gate_test.sh QPROF_BINARY TESTDATA_DIR   (exit 77 = skipped: no test data)
 set -u
 qprof="$1"
@@ -39,4 +40,12 @@ code=$?
 [ "$(wc -l < "$out/stderr")" = 1 ] || fail "bad limit: not one line"
 grep -q "^qprof: error: --max-regression: 'ten' is not a percentage" "$out/stderr" \
   || fail "bad limit: wrong message"
+"$qprof" diff "$before" "$after" --max-regression foo=5% --json "$out/foo.json" \
+  > "$out/stdout" 2> "$out/stderr"
+code=$?
+[ "$code" = 2 ] || fail "foo=5%: exit $code, not 2"
+[ "$(wc -l < "$out/stderr")" = 1 ] || fail "foo=5%: not one line"
+grep -q "^qprof: error: --max-regression: no role 'foo' in either profile (roles: .*comm" \
+  "$out/stderr" || fail "foo=5%: wrong message"
+[ ! -e "$out/foo.json" ] || fail "foo=5%: a report was written"
 echo "diff gate ok"

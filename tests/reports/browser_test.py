@@ -7,9 +7,11 @@ For each report: the page loads with no console output at all (errors, uncaught
 exceptions or stray logs), the inline script ran (sortable headers got their tabindex),
 the numbers in the DOM equal the JSON written next to it, sorting and filtering work
 (a self-test script is appended to a copy of the page and its verdict read back from the
-DOM), nothing overflows at laptop width (1280 px), and screenshots land in DIR (the CI
-artifact folder). With --qprof, `qprof run` is run first and its diff report is checked
-and photographed too.
+DOM), nothing overflows at laptop width (1280 px) and the kernels table neither scrolls
+sideways nor cuts a cell off there, no page cites the project's own notes, and screenshots
+land in DIR (the CI artifact folder). With --qprof, the shared H100 Qwen trace is analysed
+and its page checked the same way (skipped with a message when ../shared/testdata is
+absent), and `qprof run` is run and its reports are checked and photographed too.
 
 Exit 77 (ctest SKIP_RETURN_CODE) when no chromium is installed; nothing else skips.
 """
@@ -146,7 +148,7 @@ SELFTEST = r"""
       out.desc = desc; out.asc = asc;
       out.aria = heads[col].getAttribute('aria-sort');
       var input = document.querySelector('input[data-filter-table="' + t.id + '"]');
-      input.value = out.filter_text = (original[0].querySelector('.kname') || {}).textContent || '';
+      input.value = out.filter_text = (original[0].querySelector('.kname .kn') || {}).textContent || '';
       input.dispatchEvent(new Event('input'));
       out.visible_after_filter = Array.prototype.filter.call(t.tBodies[0].rows, function (r) { return !r.hidden; }).length;
       input.value = ''; input.dispatchEvent(new Event('input'));
@@ -156,6 +158,26 @@ SELFTEST = r"""
       original.forEach(function (r) { t.tBodies[0].appendChild(r); });
       heads[col].removeAttribute('aria-sort');
     }
+    // Tables that scroll sideways inside their wrapper, and cells whose content is cut off
+    // sideways (wider than the box that clips it).
+    out.wide_tables = [];
+    Array.prototype.forEach.call(document.querySelectorAll('.tablewrap'), function (w) {
+      var tb = w.querySelector('table');
+      if (w.scrollWidth > w.clientWidth + 1) {
+        out.wide_tables.push([tb && tb.id || '?', w.scrollWidth, w.clientWidth]);
+      }
+    });
+    out.clipped = [];
+    Array.prototype.forEach.call(document.querySelectorAll('table td, table td *'), function (el) {
+      var cs = getComputedStyle(el);
+      if (el.clientWidth > 0 && el.scrollWidth > el.clientWidth + 1 &&
+          (cs.overflowX !== 'visible' || el.tagName === 'TD')) {
+        var tb = el.closest('table');
+        out.clipped.push([tb && tb.id || '?', el.tagName + '.' + el.className,
+                          (el.textContent || '').trim().slice(0, 50)]);
+      }
+    });
+    out.text = document.body.innerText;
     out.scroll_width = document.documentElement.scrollWidth;
     out.inner_width = window.innerWidth;
     out.svgs = document.querySelectorAll('svg').length;
@@ -199,10 +221,23 @@ def check_interactive(name, st):
     check(st["visible_after_clear"] == st["rows"], f"{name}: clearing the filter hid rows")
 
 
+# The project's own notes, which users do not have: no report may cite them.
+INTERNAL_NAMES = ("FACTS.md", "DESIGN.md", "STYLE.md", "SOURCES.md")
+
+
 def check_layout(name, st):
     check(st.get("scroll_width", 0) <= st.get("inner_width", 0) + 1,
           f"{name}: page overflows at laptop width ({st.get('scroll_width')} > "
           f"{st.get('inner_width')} px)")
+    # The kernels table fits: no sideways scroll, no cell cut off.
+    wide = [t for t in st.get("wide_tables", []) if t[0] in ("kernels",)]
+    check(not wide, f"{name}: the kernels table scrolls sideways at 1280 px: {wide}")
+    clipped = [c for c in st.get("clipped", []) if c[0] in ("kernels",)]
+    check(not clipped, f"{name}: kernels table cells cut off at 1280 px: {clipped[:3]}")
+    text = st.get("text", "")
+    check(text, f"{name}: no page text read back")
+    for internal in INTERNAL_NAMES:
+        check(internal not in text, f"{name}: the page cites {internal}, a file users do not have")
 
 
 def check_roofline(name, root, profile):
@@ -267,8 +302,9 @@ def check_profile(name, root, profile):
               f"{len(kernels)}")
         for r, k in zip(rows, kernels):
             cell = find_all(r, "td", "kname")
-            check(cell and text_of(cell[0]) == k["name"],
-                  f"{name}: kernel name {text_of(cell[0]) if cell else None!r} != {k['name']!r}")
+            kn = find_all(cell[0], "div", "kn") if cell else []
+            check(kn and text_of(kn[0]) == k["name"],
+                  f"{name}: kernel name {text_of(kn[0]) if kn else None!r} != {k['name']!r}")
             check(int(r["attrs"]["data-time-ns"]) == int(k["time_ns"]),
                   f"{name}: {k['name']} time {r['attrs']['data-time-ns']} != {k['time_ns']}")
             check(r["attrs"]["data-class"] == k["class"], f"{name}: {k['name']} class")
@@ -371,6 +407,64 @@ def check_diff(name, root, diff):
                   f"{want}")
 
 
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def dim(d):
+    """A Dim3 as the report writes it: "x" alone, else "x×y×z"."""
+    d = {"x": 1, "y": 1, "z": 1, **d}
+    if d["y"] <= 1 and d["z"] <= 1:
+        return str(d["x"])
+    return f"{d['x']}\u00d7{d['y']}\u00d7{d['z']}"
+
+
+def check_launch_lines(name, root, profile):
+    """Every kernel row with a launch shows its shape under its name (computed here from the
+    JSON's grid and block), and every flagged kernel its flag, in the row itself."""
+    table = by_id(root, "kernels")
+    rows = [r for r in find_all(table, "tr") if "data-time-ns" in r["attrs"]] if table else []
+    for r, k in zip(rows, profile.get("kernels", [])):
+        lines = find_all(r, cls="klaunch")
+        launch = k.get("launch", {})
+        if int(launch.get("launches", 0)) > 0:
+            want = dim(launch["grid"]) + " \u00d7 " + dim(launch["block"])
+            check(lines and want in text_of(lines[0]),
+                  f"{name}: {k['name']}: launch {want!r} not under the name "
+                  f"({text_of(lines[0]) if lines else None!r})")
+        if k.get("diagnosis"):
+            flag = ("under one wave" if k["diagnosis"]["kind"] == "parallelism_bound"
+                    else "latency-bound")
+            check(lines and flag in text_of(lines[0]), f"{name}: {k['name']}: no flag {flag!r}")
+
+
+def check_real_trace(chromium, qprof, work, profile_dir, artifacts):
+    """A real H100 trace (the shared 5 MB Qwen inference Kineto JSON): its report read at
+    1280 px, the kernels table with launch details on it."""
+    data = os.environ.get("QPROF_TESTDATA") or os.path.join(ROOT, "..", "shared", "testdata")
+    trace = os.path.join(data, "kineto", "h100_qwen1.5-0.5b_inference.json.gz")
+    if not os.path.exists(trace):
+        print(f"skipped the real H100 page: {trace} not found (set QPROF_TESTDATA or place "
+              f"../shared/testdata beside the project)", flush=True)
+        return
+    html_path, json_path = os.path.join(work, "h100.html"), os.path.join(work, "h100.json")
+    p = subprocess.run([qprof, "analyze", trace, "--html", html_path, "--json", json_path],
+                       capture_output=True, text=True, timeout=300)
+    if not check(p.returncode == 0, f"qprof analyze {trace} exited {p.returncode}: "
+                                    f"{p.stderr[-2000:]}"):
+        return
+    with open(json_path, encoding="utf-8") as f:
+        profile = json.load(f)
+    check(any(int(k.get("launch", {}).get("launches", 0)) > 0 for k in profile["kernels"]),
+          "h100: the trace's kernels have no launch shapes (the layout check needs them)")
+    root, st = load_with_selftest(chromium, html_path, work, profile_dir)
+    check_layout("h100", st)
+    check_interactive("h100", st)
+    check_profile("h100", root, profile)
+    check_launch_lines("h100", root, profile)
+    screenshot(chromium, html_path, os.path.join(artifacts, "real-h100.png"), "1280,1000",
+               profile_dir)
+
+
 def screenshot(chromium, path, png, size, profile_dir):
     _, console, rc = run_chromium(chromium, [f"--window-size={size}", "--screenshot=" + png],
                                   "file://" + os.path.abspath(path), profile_dir)
@@ -417,6 +511,7 @@ def main():
         check_interactive(stem, st)
         if kind == "profile":
             check_profile(stem, root, data)
+            check_launch_lines(stem, root, data)
         else:
             check_diff(stem, root, data)
     screenshot(chromium, os.path.join(reports, "diff.html"),
@@ -431,6 +526,7 @@ def main():
                os.path.join(args.artifacts, "fixture-host-diff.png"), "1400,1000", profile_dir)
 
     if args.qprof:
+        check_real_trace(chromium, args.qprof, work, profile_dir, args.artifacts)
         # The main job end to end on the tiny preset (fast): every report it writes for the
         # measured pair and the diff of the modelled projection.
         out = os.path.join(work, "qprof-out")

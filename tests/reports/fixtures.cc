@@ -82,87 +82,100 @@ std::vector<K> KernelsFor(const std::string& format) {
 
 uint64_t Ns(double ms) { return static_cast<uint64_t>(ms * 1e6 + 0.5); }
 
-}  // namespace
+constexpr uint32_t kFixtureSteps = 8;
+constexpr uint32_t kFixtureBatch = 16;
 
-proto::Profile MakeFixtureProfile(const std::string& format, bool with_metrics) {
-  constexpr uint32_t kSteps = 8;
-  constexpr uint32_t kBatch = 16;
-  proto::Profile p;
-  p.set_schema_version(1);
-  p.set_label(format);
-  p.set_provenance(proto::PROVENANCE_MEASURED_GPU);
-  auto* src = p.add_sources();
+// Source, device and run of a fixture profile.
+void FillFixtureRun(const std::string& format, proto::Profile* p) {
+  p->set_schema_version(1);
+  p->set_label(format);
+  p->set_provenance(proto::PROVENANCE_MEASURED_GPU);
+  auto* src = p->add_sources();
   src->set_path(format + ".qtrace");
   src->set_kind("qtrace");
   src->set_provenance("measured on GPU");
-  auto* dev = p.add_devices();
+  auto* dev = p->add_devices();
   dev->set_id(0);
   dev->set_name("NVIDIA RTX PRO 6000 Blackwell (test fixture)");
   dev->set_arch("sm_120");
   dev->set_kind("gpu");
-  auto* run = p.mutable_run();
+  auto* run = p->mutable_run();
   run->set_model("v4-flash (fixture)");
   run->set_format(format);
   run->set_moe_backend(format == "mxfp4" ? "slot_gemv" : "w4a16_mma");
   run->set_backend("cuda");
-  run->set_batch(kBatch);
-  run->set_steps(kSteps);
+  run->set_batch(kFixtureBatch);
+  run->set_steps(kFixtureSteps);
   run->set_tp(8);
   run->set_layers(43);
+}
 
-  const auto ks = KernelsFor(format);
+// The work of a kernel row with FLOPs and bytes (`t` ns over `calls` launches), also summed
+// into its role's row `wr`.
+void AddFixtureWork(const K& k, uint64_t t, uint64_t calls, proto::KernelRow* r,
+                    proto::RoleRow* wr) {
+  // Every launch carries work; roofline time = max(bytes / BW, FLOPs / roof).
+  const double flops = k.flops_per_call * static_cast<double>(calls);
+  const double bytes = k.bytes_per_call * static_cast<double>(calls);
+  r->set_flops(flops);
+  r->set_bytes(bytes);
+  r->set_work_launches(calls);
+  r->set_work_time_ns(t);
+  r->set_achieved_tflops(flops / static_cast<double>(t) / 1e3);
+  r->set_achieved_gbps(bytes / static_cast<double>(t));
+  r->set_roof_pipe(k.roof_pipe);
+  const double mem = bytes / kFixtureBandwidthGbps;
+  const double cmp = flops / (FixtureRoofTflops(k.roof_pipe) * 1e3);
+  r->set_peak_fraction(std::max(mem, cmp) / static_cast<double>(t));
+  r->set_bound(r->peak_fraction() < 0.25 ? "latency" : mem >= cmp ? "memory" : "compute");
+  r->set_work_source(std::string(k.evidence) == "registry" || std::string(k.evidence) == "sass"
+                         ? "registry work model"
+                         : "derived from shapes: aten::mm [16,4096]x[4096,7680] bf16 (fixture)");
+  wr->set_flops(wr->flops() + flops);
+  wr->set_bytes(wr->bytes() + bytes);
+  wr->set_work_launches(wr->work_launches() + calls);
+  wr->set_work_time_ns(wr->work_time_ns() + t);
+}
+
+// One kernel row of `t` ns over `calls` launches.
+void FillFixtureKernel(const K& k, uint64_t t, uint64_t calls, uint64_t total,
+                       bool with_metrics, proto::KernelRow* r) {
+  r->set_name(k.name);
+  r->set_calls(calls);
+  r->set_time_ns(t);
+  r->set_share(static_cast<double>(t) / total);
+  r->set_class_(k.cls);
+  r->set_role(k.role);
+  r->set_format(k.format);
+  r->set_evidence(with_metrics && k.tensor_pct > 0 ? "measured" : k.evidence);
+  r->set_evidence_detail(with_metrics && k.tensor_pct > 0
+                             ? "sm__pipe_tensor_cycles_active " +
+                                   std::to_string(static_cast<int>(k.tensor_pct)) + "%"
+                             : k.detail);
+  if (with_metrics) r->set_tensor_pipe_pct(k.tensor_pct);
+  r->set_mean_ns(t / calls);
+  r->set_median_ns(t / calls);
+  r->set_p90_ns(t / calls * 11 / 10);
+  r->set_min_ns(t / calls * 9 / 10);
+  r->set_max_ns(t / calls * 13 / 10);
+  r->set_provenance("measured on GPU");
+  r->add_devices(0);
+}
+
+// Kernel rows, then the class and role rows they sum to (`cv`, `rv`: longest first, as
+// added to `p`); returns the total kernel time.
+uint64_t AddFixtureKernels(const std::vector<K>& ks, bool with_metrics, proto::Profile* p,
+                           std::vector<proto::ClassRow>* cv, std::vector<proto::RoleRow>* rv) {
   uint64_t total = 0;
-  for (const K& k : ks) total += Ns(k.step_ms) * kSteps;
+  for (const K& k : ks) total += Ns(k.step_ms) * kFixtureSteps;
   std::map<std::string, proto::ClassRow> classes;
   std::map<std::string, proto::RoleRow> roles;
   for (const K& k : ks) {
-    auto* r = p.add_kernels();
-    const uint64_t t = Ns(k.step_ms) * kSteps;
-    const uint64_t calls = static_cast<uint64_t>(k.calls_per_step) * kSteps;
-    r->set_name(k.name);
-    r->set_calls(calls);
-    r->set_time_ns(t);
-    r->set_share(static_cast<double>(t) / total);
-    r->set_class_(k.cls);
-    r->set_role(k.role);
-    r->set_format(k.format);
-    r->set_evidence(with_metrics && k.tensor_pct > 0 ? "measured" : k.evidence);
-    r->set_evidence_detail(with_metrics && k.tensor_pct > 0
-                               ? "sm__pipe_tensor_cycles_active " +
-                                     std::to_string(static_cast<int>(k.tensor_pct)) + "%"
-                               : k.detail);
-    if (with_metrics) r->set_tensor_pipe_pct(k.tensor_pct);
-    r->set_mean_ns(t / calls);
-    r->set_median_ns(t / calls);
-    r->set_p90_ns(t / calls * 11 / 10);
-    r->set_min_ns(t / calls * 9 / 10);
-    r->set_max_ns(t / calls * 13 / 10);
-    r->set_provenance("measured on GPU");
-    r->add_devices(0);
-    if (k.bytes_per_call > 0) {
-      // Every launch carries work; roofline time = max(bytes / BW, FLOPs / roof).
-      const double flops = k.flops_per_call * static_cast<double>(calls);
-      const double bytes = k.bytes_per_call * static_cast<double>(calls);
-      r->set_flops(flops);
-      r->set_bytes(bytes);
-      r->set_work_launches(calls);
-      r->set_work_time_ns(t);
-      r->set_achieved_tflops(flops / static_cast<double>(t) / 1e3);
-      r->set_achieved_gbps(bytes / static_cast<double>(t));
-      r->set_roof_pipe(k.roof_pipe);
-      const double mem = bytes / kFixtureBandwidthGbps;
-      const double cmp = flops / (FixtureRoofTflops(k.roof_pipe) * 1e3);
-      r->set_peak_fraction(std::max(mem, cmp) / static_cast<double>(t));
-      r->set_bound(r->peak_fraction() < 0.25 ? "latency" : mem >= cmp ? "memory" : "compute");
-      r->set_work_source(std::string(k.evidence) == "registry" || std::string(k.evidence) == "sass"
-                             ? "registry work model"
-                             : "derived from shapes: aten::mm [16,4096]x[4096,7680] bf16 (fixture)");
-      auto& wr = roles[k.role];
-      wr.set_flops(wr.flops() + flops);
-      wr.set_bytes(wr.bytes() + bytes);
-      wr.set_work_launches(wr.work_launches() + calls);
-      wr.set_work_time_ns(wr.work_time_ns() + t);
-    }
+    auto* r = p->add_kernels();
+    const uint64_t t = Ns(k.step_ms) * kFixtureSteps;
+    const uint64_t calls = static_cast<uint64_t>(k.calls_per_step) * kFixtureSteps;
+    FillFixtureKernel(k, t, calls, total, with_metrics, r);
+    if (k.bytes_per_call > 0) AddFixtureWork(k, t, calls, r, &roles[k.role]);
     auto& c = classes[k.cls];
     c.set_class_(k.cls);
     c.set_time_ns(c.time_ns() + t);
@@ -174,23 +187,28 @@ proto::Profile MakeFixtureProfile(const std::string& format, bool with_metrics) 
     ro.set_class_(k.cls);
     (*ro.mutable_class_time_ns())[k.cls] += t;
   }
-  std::vector<proto::ClassRow> cv;
   for (auto& [_, c] : classes) {
     c.set_share(static_cast<double>(c.time_ns()) / total);
-    cv.push_back(c);
+    cv->push_back(c);
   }
-  std::sort(cv.begin(), cv.end(), [](auto& a, auto& b) { return a.time_ns() > b.time_ns(); });
-  for (auto& c : cv) *p.add_classes() = c;
-  std::vector<proto::RoleRow> rv;
+  std::sort(cv->begin(), cv->end(), [](auto& a, auto& b) { return a.time_ns() > b.time_ns(); });
+  for (auto& c : *cv) *p->add_classes() = c;
   for (auto& [_, r] : roles) {
     r.set_share(static_cast<double>(r.time_ns()) / total);
     if (r.work_time_ns() > 0) {
       r.set_achieved_tflops(r.flops() / static_cast<double>(r.work_time_ns()) / 1e3);
       r.set_achieved_gbps(r.bytes() / static_cast<double>(r.work_time_ns()));
     }
-    rv.push_back(r);
+    rv->push_back(r);
   }
-  proto::DeviceRoofs* roofs = p.mutable_roofs();
+  std::sort(rv->begin(), rv->end(), [](auto& a, auto& b) { return a.time_ns() > b.time_ns(); });
+  for (auto& r : *rv) *p->add_roles() = r;
+  return total;
+}
+
+// The fixture device's roofs.
+void FillFixtureRoofs(proto::Profile* p) {
+  proto::DeviceRoofs* roofs = p->mutable_roofs();
   roofs->set_device("RTX PRO 6000 Blackwell");
   roofs->set_memory_gbps(kFixtureBandwidthGbps);
   roofs->set_memory_source("fixture: datasheet figure");
@@ -200,42 +218,45 @@ proto::Profile MakeFixtureProfile(const std::string& format, bool with_metrics) 
     r->set_tflops(f.tflops);
     r->set_source("fixture: datasheet figure (dense)");
   }
-  std::sort(rv.begin(), rv.end(), [](auto& a, auto& b) { return a.time_ns() > b.time_ns(); });
-  for (auto& r : rv) *p.add_roles() = r;
+}
 
-  auto* t = p.mutable_totals();
+// Totals from the kernel rows, and the run's tokens and wall time from them.
+void FillFixtureTotals(uint64_t total, proto::Profile* p) {
+  auto* t = p->mutable_totals();
   t->set_kernel_time_ns(total);
   t->set_busy_time_ns(total * 97 / 100);  // comm overlaps compute a little
   uint64_t count = 0;
-  for (const auto& k : p.kernels()) count += k.calls();
+  for (const auto& k : p->kernels()) count += k.calls();
   t->set_kernel_count(count);
   t->set_wall_time_ns(total * 105 / 100);
   t->set_span_ns(total * 104 / 100);
   t->set_idle_ns(total * 7 / 100);
-  t->set_steps(kSteps);
-  t->set_tokens(uint64_t{kSteps} * kBatch);
-  t->set_tokens_per_s(kSteps * kBatch / (t->wall_time_ns() * 1e-9));
+  t->set_steps(kFixtureSteps);
+  t->set_tokens(uint64_t{kFixtureSteps} * kFixtureBatch);
+  t->set_tokens_per_s(kFixtureSteps * kFixtureBatch / (t->wall_time_ns() * 1e-9));
   t->set_provenance("measured on GPU");
-  run->set_tokens_generated(t->tokens());
-  run->set_wall_time_ns(t->wall_time_ns());
+  p->mutable_run()->set_tokens_generated(t->tokens());
+  p->mutable_run()->set_wall_time_ns(t->wall_time_ns());
+}
 
-  auto* st = p.add_streams();
+// Two streams, and a representative step: 4 layers shown, comm on stream 13 overlapping
+// the next layer.
+void AddFixtureTimeline(const std::vector<K>& ks, uint64_t total, proto::Profile* p) {
+  auto* st = p->add_streams();
   st->set_device_id(0);
   st->set_stream_id(7);
   st->set_kernel_time_ns(total * 95 / 100);
-  auto* st2 = p.add_streams();
+  auto* st2 = p->add_streams();
   st2->set_device_id(0);
   st2->set_stream_id(13);
   st2->set_kernel_time_ns(total * 5 / 100);
-
-  // Representative step: 4 layers shown, comm on stream 13 overlapping the next layer.
   int64_t now = 0;
   for (int layer = 0; layer < 4; ++layer) {
     for (const K& k : ks) {
       if (std::string(k.role) == "memory" || std::string(k.role) == "other") continue;
       const int64_t dur = static_cast<int64_t>(k.step_ms * 1e6 / 43.0 *
                                                (std::string(k.role) == "gemm.dense" ? 0.5 : 1));
-      auto* e = p.add_timeline();
+      auto* e = p->add_timeline();
       e->set_name(k.name);
       e->set_device_id(0);
       e->set_class_(k.cls);
@@ -252,9 +273,11 @@ proto::Profile MakeFixtureProfile(const std::string& format, bool with_metrics) 
       e->set_dur_ns(dur);
     }
   }
+}
 
-  auto* ce = p.mutable_ceilings();
-  ce->set_measured_tokens_per_s(t->tokens_per_s());
+// Amdahl bounds of the two largest roles (`rv`) and of SIMT and tensor (`cv`).
+void AddFixtureAmdahl(const std::vector<proto::ClassRow>& cv,
+                      const std::vector<proto::RoleRow>& rv, proto::Ceilings* ce) {
   for (size_t i = 0; i < 2 && i < rv.size(); ++i) {
     auto* a = ce->add_amdahl();
     a->set_scope("role");
@@ -272,6 +295,10 @@ proto::Profile MakeFixtureProfile(const std::string& format, bool with_metrics) 
     a->set_speedup_if_vanished(1.0 / (1.0 - c.share()));
     a->set_formula("1 / (1 - f)");
   }
+}
+
+// Format ceilings on the fixture device and on an H200; `format` is the run's.
+void AddFixtureFormatCeilings(const std::string& format, proto::Ceilings* ce) {
   struct F {
     const char* device;
     const char* format;
@@ -298,9 +325,9 @@ proto::Profile MakeFixtureProfile(const std::string& format, bool with_metrics) 
     r->set_memory_time_ns(f.bytes / (f.bw_tbs * 1e12) * 1e9);
     r->set_compute_time_ns(f.flops / (f.rate_tf * 1e12) * 1e9);
     r->set_step_time_ns(std::max(r->memory_time_ns(), r->compute_time_ns()));
-    r->set_tokens_per_s(kBatch / (r->step_time_ns() * 1e-9));
+    r->set_tokens_per_s(kFixtureBatch / (r->step_time_ns() * 1e-9));
     r->set_bound(r->memory_time_ns() >= r->compute_time_ns() ? "memory" : "compute");
-    r->set_batch(kBatch);
+    r->set_batch(kFixtureBatch);
     r->set_formula("B / max(bytes / BW, flops / rate)");
     r->set_inputs("BW " + std::to_string(f.bw_tbs).substr(0, 4) + " TB/s (datasheet), rate " +
                   std::to_string(static_cast<int>(f.rate_tf)) + " TFLOP/s");
@@ -308,114 +335,123 @@ proto::Profile MakeFixtureProfile(const std::string& format, bool with_metrics) 
     r->set_is_profiled_device(f.profiled);
     r->set_is_run_format(std::string(f.format) == format);
   }
+}
 
+// The warnings and the collector of a run with or without metrics.
+void FillFixtureCollector(bool with_metrics, proto::Profile* p) {
   if (!with_metrics) {
-    auto* w = p.add_warnings();
+    auto* w = p->add_warnings();
     w->set_code("metrics_unavailable");
     w->set_message(
         "tensor-pipe metrics unavailable: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES "
         "(RmProfilingAdminOnly=1); classes come from SASS, registry and name rules");
   }
-  auto* w = p.add_warnings();
+  auto* w = p->add_warnings();
   w->set_code("unknown_kernels");
   w->set_message("1 kernel could not be attributed: Kernel2 (0.3% of kernel time)");
-  p.add_unknown_kernels("Kernel2");
-  auto* col = p.mutable_collector();
+  p->add_unknown_kernels("Kernel2");
+  auto* col = p->mutable_collector();
   col->set_collector("cupti");
-  col->set_records_total(count);
+  col->set_records_total(p->totals().kernel_count());
   col->set_records_dropped(0);
   col->set_metrics_requested(true);
   col->set_metrics_available(with_metrics);
+}
+
+}  // namespace
+
+proto::Profile MakeFixtureProfile(const std::string& format, bool with_metrics) {
+  proto::Profile p;
+  FillFixtureRun(format, &p);
+  const auto ks = KernelsFor(format);
+  std::vector<proto::ClassRow> cv;
+  std::vector<proto::RoleRow> rv;
+  const uint64_t total = AddFixtureKernels(ks, with_metrics, &p, &cv, &rv);
+  FillFixtureRoofs(&p);
+  FillFixtureTotals(total, &p);
+  AddFixtureTimeline(ks, total, &p);
+  auto* ce = p.mutable_ceilings();
+  ce->set_measured_tokens_per_s(p.totals().tokens_per_s());
+  AddFixtureAmdahl(cv, rv, ce);
+  AddFixtureFormatCeilings(format, ce);
+  FillFixtureCollector(with_metrics, &p);
   return p;
 }
 
-proto::Diff MakeFixtureDiff(const proto::Profile& a, const proto::Profile& b) {
-  proto::Diff d;
-  d.set_schema_version(1);
-  auto side = [](const proto::Profile& p, proto::DiffSide* s) {
-    s->set_label(p.label());
-    *s->mutable_sources() = p.sources();
-    s->set_device(p.devices(0).name());
-    s->set_format(p.run().format());
-    s->set_kernel_time_ns(p.totals().kernel_time_ns());
-    s->set_busy_time_ns(p.totals().busy_time_ns());
-    s->set_tokens_per_s(p.totals().tokens_per_s());
-    s->set_provenance(p.totals().provenance());
-    for (const auto& c : p.classes()) {
-      (*s->mutable_class_share())[c.class_()] = c.share();
-      if (c.class_() == "tensor") s->set_tensor_share(c.share());
-      if (c.class_() == "simt") s->set_simt_share(c.share());
-    }
-  };
-  side(a, d.mutable_a());
-  side(b, d.mutable_b());
-  auto fill = [](const std::string& key, uint64_t at, uint64_t bt, double as, double bs,
-                 proto::DiffRow* r) {
-    r->set_key(key);
-    r->set_a_time_ns(at);
-    r->set_b_time_ns(bt);
-    r->set_a_share(as);
-    r->set_b_share(bs);
-    r->set_delta_ns(static_cast<int64_t>(bt) - static_cast<int64_t>(at));
-    r->set_delta_share(bs - as);
-    r->set_status(at && bt ? "both" : at ? "only_a" : "only_b");
-    if (at && bt) r->set_ratio(static_cast<double>(bt) / at);
-  };
-  for (const char* cls : {"simt", "tensor", "comm", "memory", "other"}) {
-    uint64_t at = 0, bt = 0;
-    double as = 0, bs = 0;
-    for (const auto& c : a.classes())
-      if (c.class_() == cls) at = c.time_ns(), as = c.share();
-    for (const auto& c : b.classes())
-      if (c.class_() == cls) bt = c.time_ns(), bs = c.share();
-    fill(cls, at, bt, as, bs, d.add_classes());
+namespace {
+
+void FillFixtureDiffSide(const proto::Profile& p, proto::DiffSide* s) {
+  s->set_label(p.label());
+  *s->mutable_sources() = p.sources();
+  s->set_device(p.devices(0).name());
+  s->set_format(p.run().format());
+  s->set_kernel_time_ns(p.totals().kernel_time_ns());
+  s->set_busy_time_ns(p.totals().busy_time_ns());
+  s->set_tokens_per_s(p.totals().tokens_per_s());
+  s->set_provenance(p.totals().provenance());
+  for (const auto& c : p.classes()) {
+    (*s->mutable_class_share())[c.class_()] = c.share();
+    if (c.class_() == "tensor") s->set_tensor_share(c.share());
+    if (c.class_() == "simt") s->set_simt_share(c.share());
   }
-  for (const auto& ra : a.roles()) {
-    for (const auto& rb : b.roles()) {
-      if (ra.role() != rb.role()) continue;
-      auto* r = d.add_roles();
-      fill(ra.role(), ra.time_ns(), rb.time_ns(), ra.share(), rb.share(), r);
-      r->set_a_class(ra.class_());
-      r->set_b_class(rb.class_());
-      r->set_role(ra.role());
-      r->set_a_calls(ra.calls());
-      r->set_b_calls(rb.calls());
-    }
-  }
-  // Kernels: same name first; then, within a role other than "other", the remaining
-  // kernels pair up (what analysis/diff does), so the SIMT slot GEMV and the tensor-core
-  // GEMM share the moe.experts row; the rest are only_a / only_b.
-  std::vector<bool> used_b(static_cast<size_t>(b.kernels_size()), false);
-  std::vector<int> match(static_cast<size_t>(a.kernels_size()), -1);
+}
+
+void FillFixtureDiffRow(const std::string& key, uint64_t at, uint64_t bt, double as, double bs,
+                        proto::DiffRow* r) {
+  r->set_key(key);
+  r->set_a_time_ns(at);
+  r->set_b_time_ns(bt);
+  r->set_a_share(as);
+  r->set_b_share(bs);
+  r->set_delta_ns(static_cast<int64_t>(bt) - static_cast<int64_t>(at));
+  r->set_delta_share(bs - as);
+  r->set_status(at && bt ? "both" : at ? "only_a" : "only_b");
+  if (at && bt) r->set_ratio(static_cast<double>(bt) / at);
+}
+
+// Kernels: same name first; then, within a role other than "other", the remaining
+// kernels pair up (what analysis/diff does), so the SIMT slot GEMV and the tensor-core
+// GEMM share the moe.experts row; the rest are only_a / only_b. `match[i]` is the B kernel
+// of A's kernel i (-1: none); `used_b[j]` whether B's kernel j has a partner.
+void MatchFixtureKernels(const proto::Profile& a, const proto::Profile& b,
+                         std::vector<int>* match, std::vector<bool>* used_b) {
+  used_b->assign(static_cast<size_t>(b.kernels_size()), false);
+  match->assign(static_cast<size_t>(a.kernels_size()), -1);
   for (int i = 0; i < a.kernels_size(); ++i) {
     for (int j = 0; j < b.kernels_size(); ++j) {
-      if (!used_b[j] && a.kernels(i).name() == b.kernels(j).name()) {
-        match[i] = j;
-        used_b[j] = true;
+      if (!(*used_b)[j] && a.kernels(i).name() == b.kernels(j).name()) {
+        (*match)[i] = j;
+        (*used_b)[j] = true;
         break;
       }
     }
   }
   for (int i = 0; i < a.kernels_size(); ++i) {
-    if (match[i] >= 0 || a.kernels(i).role() == "other") continue;
+    if ((*match)[i] >= 0 || a.kernels(i).role() == "other") continue;
     for (int j = 0; j < b.kernels_size(); ++j) {
-      if (!used_b[j] && a.kernels(i).role() == b.kernels(j).role()) {
-        match[i] = j;
-        used_b[j] = true;
+      if (!(*used_b)[j] && a.kernels(i).role() == b.kernels(j).role()) {
+        (*match)[i] = j;
+        (*used_b)[j] = true;
         break;
       }
     }
   }
+}
+
+void AddFixtureDiffKernels(const proto::Profile& a, const proto::Profile& b, proto::Diff* d) {
+  std::vector<bool> used_b;
+  std::vector<int> match;
+  MatchFixtureKernels(a, b, &match, &used_b);
   for (int i = 0; i < a.kernels_size(); ++i) {
     const auto& ka = a.kernels(i);
-    auto* r = d.add_kernels();
+    auto* r = d->add_kernels();
     if (match[i] >= 0) {
       const auto& kb = b.kernels(match[i]);
-      fill(ka.name(), ka.time_ns(), kb.time_ns(), ka.share(), kb.share(), r);
+      FillFixtureDiffRow(ka.name(), ka.time_ns(), kb.time_ns(), ka.share(), kb.share(), r);
       r->set_b_name(kb.name());
       r->set_b_class(kb.class_());
     } else {
-      fill(ka.name(), ka.time_ns(), 0, ka.share(), 0, r);
+      FillFixtureDiffRow(ka.name(), ka.time_ns(), 0, ka.share(), 0, r);
     }
     r->set_a_name(ka.name());
     r->set_a_class(ka.class_());
@@ -424,12 +460,43 @@ proto::Diff MakeFixtureDiff(const proto::Profile& a, const proto::Profile& b) {
   for (int j = 0; j < b.kernels_size(); ++j) {
     if (used_b[j]) continue;
     const auto& kb = b.kernels(j);
-    auto* r = d.add_kernels();
-    fill(kb.name(), 0, kb.time_ns(), 0, kb.share(), r);
+    auto* r = d->add_kernels();
+    FillFixtureDiffRow(kb.name(), 0, kb.time_ns(), 0, kb.share(), r);
     r->set_b_name(kb.name());
     r->set_b_class(kb.class_());
     r->set_role(kb.role());
   }
+}
+
+}  // namespace
+
+proto::Diff MakeFixtureDiff(const proto::Profile& a, const proto::Profile& b) {
+  proto::Diff d;
+  d.set_schema_version(1);
+  FillFixtureDiffSide(a, d.mutable_a());
+  FillFixtureDiffSide(b, d.mutable_b());
+  for (const char* cls : {"simt", "tensor", "comm", "memory", "other"}) {
+    uint64_t at = 0, bt = 0;
+    double as = 0, bs = 0;
+    for (const auto& c : a.classes())
+      if (c.class_() == cls) at = c.time_ns(), as = c.share();
+    for (const auto& c : b.classes())
+      if (c.class_() == cls) bt = c.time_ns(), bs = c.share();
+    FillFixtureDiffRow(cls, at, bt, as, bs, d.add_classes());
+  }
+  for (const auto& ra : a.roles()) {
+    for (const auto& rb : b.roles()) {
+      if (ra.role() != rb.role()) continue;
+      auto* r = d.add_roles();
+      FillFixtureDiffRow(ra.role(), ra.time_ns(), rb.time_ns(), ra.share(), rb.share(), r);
+      r->set_a_class(ra.class_());
+      r->set_b_class(rb.class_());
+      r->set_role(ra.role());
+      r->set_a_calls(ra.calls());
+      r->set_b_calls(rb.calls());
+    }
+  }
+  AddFixtureDiffKernels(a, b, &d);
   d.set_tensor_share_delta(d.b().tensor_share() - d.a().tensor_share());
   d.set_tokens_per_s_ratio(d.b().tokens_per_s() / d.a().tokens_per_s());
   d.set_tokens_per_s_delta(d.b().tokens_per_s() - d.a().tokens_per_s());

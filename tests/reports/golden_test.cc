@@ -12,7 +12,14 @@
 namespace qprof::reports {
 namespace {
 
+// The project's own notes, which users do not have: no output may cite them (checked
+// before the comparison, so a regenerated golden cannot take one in).
+constexpr const char* kInternalNames[] = {"FACTS.md", "DESIGN.md", "STYLE.md", "SOURCES.md"};
+
 void CheckGolden(const std::string& name, const std::string& actual) {
+  for (const char* internal : kInternalNames) {
+    EXPECT_EQ(actual.find(internal), std::string::npos) << name << " cites " << internal;
+  }
   const std::string path = std::string(QPROF_SOURCE_DIR) + "/tests/reports/testdata/" + name;
   if (std::getenv("QPROF_UPDATE_GOLDEN") != nullptr) {
     ASSERT_TRUE(WriteFileAtomic(path, actual).ok());

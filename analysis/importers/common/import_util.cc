@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <utility>
 
 #include "proto/vocabulary.h"
@@ -51,62 +52,150 @@ uint32_t PrehashedStrings::Intern(std::string_view s, size_t hash, bool* added) 
   return id;
 }
 
-void RangeIndex::AddRange(ThreadKey thread, int64_t start, int64_t end, std::string name) {
-  ranges_.push_back({thread, start, end, std::move(name)});
+uint32_t StringArena::Intern(std::string_view s) {
+  auto it = ids_.find(s);
+  if (it != ids_.end()) return it->second;
+  if (capacity_ - used_ < s.size()) {
+    capacity_ = std::max(kBlockBytes, s.size());
+    blocks_.push_back(std::make_unique<char[]>(capacity_));
+    used_ = 0;
+  }
+  char* at = blocks_.back().get() + used_;
+  if (!s.empty()) std::memcpy(at, s.data(), s.size());
+  used_ += s.size();
+  const std::string_view stored(at, s.size());
+  const uint32_t id = static_cast<uint32_t>(views_.size());
+  views_.push_back(stored);
+  ids_.emplace(stored, id);
+  return id;
+}
+
+void StringArena::Reserve(size_t n) {
+  views_.reserve(n);
+  ids_.reserve(n);
+}
+
+void RangeIndex::Reserve(size_t n) {
+  ranges_.reserve(n);
+  names_.Reserve(n);
+}
+
+void RangeIndex::AddRange(ThreadKey thread, int64_t start, int64_t end, std::string_view name) {
+  if (last_thread_id_ == std::numeric_limits<uint32_t>::max() || !(thread == last_thread_)) {
+    auto [it, added] = thread_ids_.try_emplace(thread, static_cast<uint32_t>(threads_.size()));
+    if (added) threads_.push_back({thread});
+    last_thread_ = thread;
+    last_thread_id_ = it->second;
+  }
+  ranges_.push_back({start, end, last_thread_id_, names_.Intern(name)});
+}
+
+std::vector<RangeIndex::Range> RangeIndex::SortedRanges() {
+  // Counting sort by thread, threads in key order; stable, so each thread keeps its order.
+  std::vector<size_t> offset(threads_.size() + 1, 0);
+  std::vector<uint32_t> rank(threads_.size());
+  uint32_t r = 0;
+  for (const auto& [key, id] : thread_ids_) rank[id] = r++;
+  for (const Range& rg : ranges_) ++offset[rank[rg.thread] + 1];
+  for (size_t t = 1; t < offset.size(); ++t) offset[t] += offset[t - 1];
+  std::vector<Range> sorted(ranges_.size());
+  std::vector<size_t> next(offset.begin(), offset.end() - 1);
+  for (const Range& rg : ranges_) sorted[next[rank[rg.thread]]++] = rg;
+  for (size_t t = 0; t + 1 < offset.size(); ++t) {
+    SortRuns(sorted.begin() + static_cast<std::ptrdiff_t>(offset[t]),
+             sorted.begin() + static_cast<std::ptrdiff_t>(offset[t + 1]),
+             [](const Range& a, const Range& b) {
+               return a.start != b.start ? a.start < b.start : a.end > b.end;
+             });
+  }
+  return sorted;
 }
 
 void RangeIndex::Build(const std::function<void(const proto::NvtxRange&)>& emit) {
   // Sweep each thread's ranges in start order (outer before inner at equal start, i.e.
   // longer first) with a stack of open ranges: a range's parent is the stack's top once the
-  // ranges that ended by its start are popped.
-  std::sort(ranges_.begin(), ranges_.end(), [](const Range& a, const Range& b) {
-    if (!(a.thread == b.thread)) return a.thread < b.thread;
-    if (a.start != b.start) return a.start < b.start;
-    return a.end > b.end;
-  });
-  nodes_.reserve(ranges_.size());
-  std::vector<int32_t> stack;
-  proto::NvtxRange out;
-  for (size_t r = 0; r < ranges_.size(); ++r) {
-    Range& rg = ranges_[r];
-    if (r == 0 || !(ranges_[r - 1].thread == rg.thread)) {
-      stack.clear();
-      threads_[rg.thread] = {nodes_.size(), nodes_.size()};
-    }
-    while (!stack.empty() && nodes_[static_cast<size_t>(stack.back())].end <= rg.start) {
-      stack.pop_back();
-    }
-    const int32_t parent = stack.empty() ? -1 : stack.back();
-    std::string path = parent < 0 ? rg.name
-                                  : nodes_[static_cast<size_t>(parent)].path + "/" + rg.name;
-    out.set_path(path);
-    out.set_name(std::move(rg.name));
-    out.set_start_ns(rg.start);
-    out.set_end_ns(rg.end == kOpenEnd ? rg.start : rg.end);
-    out.set_pid(rg.thread.pid);
-    out.set_tid(rg.thread.tid);
-    out.set_depth(static_cast<uint32_t>(stack.size()));
-    emit(out);
-    stack.push_back(static_cast<int32_t>(nodes_.size()));
-    nodes_.push_back({rg.start, rg.end, parent, std::move(path)});
-    threads_[rg.thread].second = nodes_.size();
-  }
+  // ranges that ended by its start are popped. `path` is the stack's path, each entry
+  // remembering its length before the range's name was appended.
+  const std::vector<Range> sorted = SortedRanges();
   ranges_.clear();
   ranges_.shrink_to_fit();
+  nodes_.reserve(sorted.size());
+  struct Open {
+    int32_t node;
+    size_t path_size;  // of `path` before this range's name
+  };
+  std::vector<Open> stack;
+  std::string path;
+  proto::NvtxRange out;
+  for (size_t r = 0; r < sorted.size(); ++r) {
+    const Range& rg = sorted[r];
+    Thread& thread = threads_[rg.thread];
+    if (r == 0 || sorted[r - 1].thread != rg.thread) {
+      stack.clear();
+      path.clear();
+      thread.begin = nodes_.size();
+    }
+    while (!stack.empty() && nodes_[static_cast<size_t>(stack.back().node)].end <= rg.start) {
+      path.resize(stack.back().path_size);
+      stack.pop_back();
+    }
+    const int32_t parent = stack.empty() ? -1 : stack.back().node;
+    const std::string_view name = names_[rg.name];
+    const size_t before = path.size();
+    if (parent >= 0) path += '/';
+    path += name;
+    out.set_path(path);
+    out.set_name(name.data(), name.size());
+    out.set_start_ns(rg.start);
+    out.set_end_ns(rg.end == kOpenEnd ? rg.start : rg.end);
+    out.set_pid(thread.key.pid);
+    out.set_tid(thread.key.tid);
+    out.set_depth(static_cast<uint32_t>(stack.size()));
+    emit(out);
+    stack.push_back({static_cast<int32_t>(nodes_.size()), before});
+    nodes_.push_back({rg.start, rg.end, parent, rg.name});
+    thread.end = nodes_.size();
+  }
+  path_of_.assign(nodes_.size(), kNoPath);
+}
+
+const std::string& RangeIndex::PathOf(int32_t i) const {
+  // The chain up to the nearest ancestor with a path (or the root), then built downwards.
+  std::vector<int32_t> chain;
+  int32_t a = i;
+  while (a >= 0 && path_of_[static_cast<size_t>(a)] == kNoPath) {
+    chain.push_back(a);
+    a = nodes_[static_cast<size_t>(a)].parent;
+  }
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+    const Node& n = nodes_[static_cast<size_t>(*it)];
+    const std::string_view name = names_[n.name];
+    std::string p;
+    if (n.parent >= 0) {
+      const std::string& up = paths_[path_of_[static_cast<size_t>(n.parent)]];
+      p.reserve(up.size() + 1 + name.size());
+      p.append(up).push_back('/');
+    }
+    p.append(name.data(), name.size());
+    path_of_[static_cast<size_t>(*it)] = static_cast<uint32_t>(paths_.size());
+    paths_.push_back(std::move(p));
+  }
+  return paths_[path_of_[static_cast<size_t>(i)]];
 }
 
 const std::string* RangeIndex::PathAt(ThreadKey thread, int64_t time) const {
-  auto t = threads_.find(thread);
-  if (t == threads_.end()) return nullptr;
-  auto begin = nodes_.begin() + static_cast<std::ptrdiff_t>(t->second.first);
-  auto end = nodes_.begin() + static_cast<std::ptrdiff_t>(t->second.second);
+  auto t = thread_ids_.find(thread);
+  if (t == thread_ids_.end()) return nullptr;
+  const Thread& th = threads_[t->second];
+  auto begin = nodes_.begin() + static_cast<std::ptrdiff_t>(th.begin);
+  auto end = nodes_.begin() + static_cast<std::ptrdiff_t>(th.end);
   // The last range opened at or before `time` is the stack's top then; pop what has ended.
   auto it = std::upper_bound(begin, end, time,
                              [](int64_t tm, const Node& n) { return tm < n.start; });
   if (it == begin) return nullptr;
   int32_t i = static_cast<int32_t>(it - nodes_.begin()) - 1;
   while (i >= 0 && nodes_[static_cast<size_t>(i)].end <= time) i = nodes_[static_cast<size_t>(i)].parent;
-  return i < 0 ? nullptr : &nodes_[static_cast<size_t>(i)].path;
+  return i < 0 ? nullptr : &PathOf(i);
 }
 
 void FillImportedHeader(proto::TraceHeader* h, const std::string& path, const char* kind) {

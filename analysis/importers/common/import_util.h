@@ -7,8 +7,13 @@
 // end). Ranges that cross instead of nesting are tolerated: a range is closed when it is on
 // top of the stack and has ended, so a crossed range may stay on the stack a little longer
 // than it lived. Launches are answered one at a time in any order (binary search, then a
-// walk down the stack), so importers stream kernels without holding them; memory is the
-// ranges'.
+// walk down the stack), so importers stream kernels without holding them.
+//
+// Cost: a range holds its name as an interned id and its parent, not a path. Paths are
+// built for the ranges handed to Build's callback in one reused buffer (no string per
+// range), and kept only for the ranges a launch asks about (PathAt), each built once from
+// its parent's. A trace of 20k ranges with unique names (PyTorch's emit_nvtx numbers every
+// op) keeps 20k names and as many paths as there are distinct launch points.
 #ifndef QPROF_ANALYSIS_IMPORTERS_COMMON_IMPORT_UTIL_H_
 #define QPROF_ANALYSIS_IMPORTERS_COMMON_IMPORT_UTIL_H_
 
@@ -16,14 +21,16 @@
 #include <chrono>
 #include <deque>
 #include <functional>
-#include <map>
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <limits>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "analysis/importers/common/trace_sink.h"
 #include "base/text.h"
 #include "proto/trace.pb.h"
@@ -145,35 +152,76 @@ class PrehashedStrings {
   std::unordered_map<Key, uint32_t, KeyHash> ids_;
 };
 
+// Strings interned into storage that never moves (blocks of 64 KiB), ids in order of first
+// appearance: a repeated string is stored once, a new one costs a copy into the current
+// block, not an allocation of its own.
+class StringArena {
+ public:
+  uint32_t Intern(std::string_view s);
+  // Room for `n` strings without rehashing (a hint: more may come).
+  void Reserve(size_t n);
+  std::string_view operator[](uint32_t id) const { return views_[id]; }
+  size_t size() const { return views_.size(); }
+
+ private:
+  static constexpr size_t kBlockBytes = 64 << 10;
+  std::vector<std::unique_ptr<char[]>> blocks_;
+  size_t used_ = 0, capacity_ = 0;  // of the last block
+  std::vector<std::string_view> views_;
+  absl::flat_hash_map<std::string_view, uint32_t> ids_;
+};
+
 class RangeIndex {
  public:
   static constexpr int64_t kOpenEnd = std::numeric_limits<int64_t>::max();
+  // Room for about `n` ranges (a hint from the source's row count; more may come).
+  void Reserve(size_t n);
   // A range; `end` = kOpenEnd when the source never closed it.
-  void AddRange(ThreadKey thread, int64_t start, int64_t end, std::string name);
+  void AddRange(ThreadKey thread, int64_t start, int64_t end, std::string_view name);
   // Nests the ranges of each thread (call once, after the last AddRange) and hands every
-  // range, with its path and depth, to `emit`, in (thread, start) order.
+  // range, with its path and depth, to `emit`, in (thread, start) order. The range passed
+  // is valid only during the call.
   void Build(const std::function<void(const proto::NvtxRange&)>& emit);
   // The path of the innermost range open on `thread` at `time` (a launch at a range's start
-  // is inside it), or nullptr. After Build.
+  // is inside it), or nullptr. After Build. The string stays valid, and the same, as long
+  // as the index lives. Not thread-safe: the first ask for a range builds its path.
   const std::string* PathAt(ThreadKey thread, int64_t time) const;
   size_t range_count() const { return ranges_.size() + nodes_.size(); }
 
  private:
+  static constexpr uint32_t kNoPath = std::numeric_limits<uint32_t>::max();
   struct Range {
-    ThreadKey thread;
     int64_t start;
     int64_t end;
-    std::string name;
+    uint32_t thread;  // in threads_
+    uint32_t name;    // in names_
   };
   struct Node {  // a range after Build, in start order within its thread
     int64_t start;
     int64_t end;
     int32_t parent;  // the range below it on the stack when it opened, or -1
-    std::string path;
+    uint32_t name;   // in names_
   };
+  struct Thread {
+    ThreadKey key;
+    size_t begin = 0, end = 0;  // its nodes, after Build
+  };
+  // The ranges in (thread, start, longest first) order: grouped by thread (kept in the
+  // order the source gave), then each thread's sorted (SortRuns: sources write a thread's
+  // ranges nearly in order).
+  std::vector<Range> SortedRanges();
+  // The path of node `i`, built (with its ancestors') on first use.
+  const std::string& PathOf(int32_t i) const;
+
+  StringArena names_;
   std::vector<Range> ranges_;
   std::vector<Node> nodes_;
-  std::map<ThreadKey, std::pair<size_t, size_t>> threads_;  // [begin, end) in nodes_
+  std::vector<Thread> threads_;                // in order of first appearance
+  std::map<ThreadKey, uint32_t> thread_ids_;   // ordered: Build walks threads by key
+  ThreadKey last_thread_;                      // AddRange's last thread, and its id
+  uint32_t last_thread_id_ = std::numeric_limits<uint32_t>::max();
+  mutable std::vector<uint32_t> path_of_;  // per node: index in paths_, or kNoPath
+  mutable std::deque<std::string> paths_;  // stable: PathAt hands out pointers
 };
 
 // Sets schema/provenance/source fields of an imported trace's header.

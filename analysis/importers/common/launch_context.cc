@@ -45,13 +45,14 @@ bool ContainsAny(std::string_view s, std::initializer_list<std::string_view> par
 
 }  // namespace
 
-std::string StripNvtxCallNumbers(std::string_view name) {
+std::string_view StripNvtxCallNumbers(std::string_view name, std::string* buffer) {
   if (name.find(", seq = ") == std::string_view::npos &&
       name.find(", op_id = ") == std::string_view::npos &&
       name.find(", input_op_ids = ") == std::string_view::npos) {
-    return std::string(name);
+    return name;
   }
-  std::string out;
+  std::string& out = *buffer;
+  out.clear();
   size_t i = 0;
   while (i < name.size()) {
     size_t next = name.find(", ", i + 1);
@@ -73,6 +74,11 @@ std::string StripNvtxCallNumbers(std::string_view name) {
     i = next;
   }
   return out;
+}
+
+std::string StripNvtxCallNumbers(std::string_view name) {
+  std::string buffer;
+  return std::string(StripNvtxCallNumbers(name, &buffer));
 }
 
 bool KeepConcreteValue(std::string_view op, std::string_view value) {

@@ -83,6 +83,9 @@ void UnpackShapes(std::string_view packed, proto::LaunchFrame* frame);
 // The numbers differ on every call; as frame names they would make a frame and a stack per
 // launch. Other names are returned unchanged.
 std::string StripNvtxCallNumbers(std::string_view name);
+// The same into *buffer (reused by the caller, so a name costs no allocation): `name` itself
+// when it has no per-call numbers, else the stripped name in *buffer.
+std::string_view StripNvtxCallNumbers(std::string_view name, std::string* buffer);
 
 // Whether a "Concrete Inputs" value of `op` is kept in its frame. Flags ("True", "False")
 // and lists ("[1, 1]": strides, paddings, dims) always; any value of attention (MLA

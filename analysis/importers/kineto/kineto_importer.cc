@@ -485,6 +485,8 @@ absl::Status Stream(const SourceFactory& open, const std::string& label,
       workers = options.threads;
     } else if (options.threads == 0 && probe->total() >= kParallelBytes && cores >= 2) {
       workers = static_cast<int>(cores);
+      if (options.max_threads > 0) workers = std::min(workers, options.max_threads);
+      if (workers < 2) workers = 0;  // one thread: the calling one
     }
   }
   // A capture read that gives way starts over with what it had gathered dropped.

@@ -462,9 +462,10 @@ std::vector<PendingTrace::EmitKey> PendingTrace::EmitOrder() const {
 // the launch-context tables before the first activity.
 void PendingTrace::Emit(int64_t base_ns, proto::TraceHeader* header, TraceSink* sink,
                         const GraphCaptureSet* captures) {
-  auto shifted = [base_ns, sink](const proto::NvtxRange& r) {
+  proto::NvtxRange s;  // reused: copying into it keeps its strings' storage
+  auto shifted = [base_ns, sink, &s](const proto::NvtxRange& r) {
     if (base_ns == 0) return sink->Range(r);
-    proto::NvtxRange s = r;
+    s = r;
     s.set_start_ns(r.start_ns() + base_ns);
     s.set_end_ns(r.end_ns() + base_ns);
     sink->Range(s);

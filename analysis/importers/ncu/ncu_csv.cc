@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <map>
+#include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -199,23 +200,32 @@ std::optional<double> NcuValueInBaseUnits(std::string_view value, std::string_vi
   return v;
 }
 
-absl::StatusOr<NcuReport> ParseNcuCsv(std::string_view text, const std::string& label) {
-  // Find the header line: the first with "Kernel Name" and "Metric Name" or "ID".
-  size_t pos = 0, line = 1, header_pos = std::string_view::npos, header_line = 0;
+namespace {
+
+// Where the header line starts and its line number: the first line with "Kernel Name" and
+// "Metric Name" or "ID" (ncu prints ==PROF== lines and program output before it). npos when
+// there is none.
+std::pair<size_t, size_t> FindHeaderLine(std::string_view text) {
+  size_t pos = 0, line = 1;
   while (pos < text.size()) {
     size_t eol = text.find('\n', pos);
     std::string_view l = text.substr(pos, eol == std::string_view::npos ? text.size() - pos : eol - pos);
     if (l.find("\"Kernel Name\"") != std::string_view::npos &&
         (l.find("\"Metric Name\"") != std::string_view::npos ||
          l.find("\"ID\"") != std::string_view::npos)) {
-      header_pos = pos;
-      header_line = line;
-      break;
+      return {pos, line};
     }
     if (eol == std::string_view::npos) break;
     pos = eol + 1;
     ++line;
   }
+  return {std::string_view::npos, 0};
+}
+
+}  // namespace
+
+absl::StatusOr<NcuReport> ParseNcuCsv(std::string_view text, const std::string& label) {
+  const auto [header_pos, header_line] = FindHeaderLine(text);
   if (header_pos == std::string_view::npos) {
     return absl::InvalidArgumentError(absl::StrCat(
         label, ": not an Nsight Compute CSV (no header row with \"Kernel Name\" and "

@@ -308,6 +308,9 @@ absl::Status NsysReader::ReadRanges() {
   const int text = pick("text"), text_id = pick("textId"), tid_col = pick("globalTid");
   // Decoded on a worker thread (RowReader) while this one indexes the rows before.
   ASSIGN_OR_RETURN(int64_t rows_estimate, db_->EstimateRows("NVTX_EVENTS"));
+  // Room for the ranges of a small export at once (no rehashing of the names as they come);
+  // a large one grows as it goes, holding no more than its ranges need.
+  ranges_.Reserve(static_cast<size_t>(std::clamp<int64_t>(rows_estimate, 0, 1 << 16)));
   ASSIGN_OR_RETURN(std::unique_ptr<RowReader> rows,
                    RowReader::Open(db_,
                                    absl::StrCat("SELECT ", absl::StrJoin(cols, ", "),
@@ -317,6 +320,8 @@ absl::Status NsysReader::ReadRanges() {
   const RowReader& st = *rows;
   absl::Status status;
   proto::NvtxRange r;
+  std::string repaired;  // a name that was not valid UTF-8, repaired
+  std::string stripped;  // a name without its per-call numbers (StripNvtxCallNumbers)
   while (true) {
     absl::StatusOr<bool> row = rows->Next();
     if (!row.ok()) {
@@ -326,9 +331,14 @@ absl::Status NsysReader::ReadRanges() {
     if (!*row) break;
     int64_t type = st.Int(type_col);
     if (type != kNvtxPushPop && type != kNvtxStartEnd) continue;
-    std::string name;
+    // The row's own text as it is when it is valid UTF-8 (nearly always): no copy per range.
+    std::string_view name;
     if (text >= 0 && !st.IsNull(text)) {
-      name = Utf8Clean(st.Text(text));
+      name = st.Text(text);
+      if (!IsValidUtf8(name)) {
+        repaired = Utf8Clean(name);
+        name = repaired;
+      }
     } else if (const std::string* s = StringById(st, text_id)) {
       name = *s;
     }
@@ -340,11 +350,11 @@ absl::Status NsysReader::ReadRanges() {
       // shapes (their sizes are kept: analysis/work reads them).
       contexts_.AddFrame({PidOf(gtid), TidOf(gtid)}, start,
                          stop == RangeIndex::kOpenEnd ? LaunchContextBuilder::kOpenEnd : stop,
-                         StripNvtxCallNumbers(name), "nvtx");
-      ranges_.AddRange({PidOf(gtid), TidOf(gtid)}, start, stop, std::move(name));
+                         StripNvtxCallNumbers(name, &stripped), "nvtx");
+      ranges_.AddRange({PidOf(gtid), TidOf(gtid)}, start, stop, name);
     } else {
-      r.set_path(name);
-      r.set_name(name);
+      r.set_path(name.data(), name.size());
+      r.set_name(name.data(), name.size());
       r.set_start_ns(start);
       r.set_end_ns(stop == RangeIndex::kOpenEnd ? start : stop);
       r.set_pid(PidOf(gtid));

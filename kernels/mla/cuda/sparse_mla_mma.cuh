@@ -42,43 +42,128 @@ namespace qprof::kernels::cuda {
 inline constexpr size_t kMmaSmemBytes =
     16 * kMmaRowBytes + 2 * kMmaTile * kMmaRowBytes + 16 * kMmaSsStride * 4 + 2 * kMmaTile * 4;
 
-QPROF_WARP_FN void SparseMlaMmaBody(const SparseMlaArgs& a) {
-  unsigned char* qs = DynamicShared();
-  unsigned char* kvb = qs + 16 * kMmaRowBytes;
-  float* ss = reinterpret_cast<float*>(kvb + 2 * kMmaTile * kMmaRowBytes);
-  int* vld = reinterpret_cast<int*>(ss + 16 * kMmaSsStride);
-  const int b = BlockIdxY(), h0 = BlockIdxX() * 16;
-  const int warp = ThreadIdxX() >> 5, lane = ThreadIdxX() & 31;
-  const int g = lane >> 2, t = lane & 3;
-  const int32_t* idx = a.indices + static_cast<int64_t>(b) * a.topk;
-  const uint16_t* kv_seq = a.kv + static_cast<int64_t>(b) * a.kv_seq_stride * kMlaDqk;
+// What one thread of SparseMlaMmaBody works on: its block's shared buffers, its sequence
+// and 16 heads, its warp and lane (lane map: mla_mma_lanes.h).
+struct MlaMmaThread {
+  unsigned char* qs;     // [16 heads][kMmaRowBytes] Q as BF16
+  unsigned char* kvb;    // [2 buffers][kMmaTile rows][kMmaRowBytes] selected KV rows
+  float* ss;             // [16 heads][kMmaSsStride] scaled scores of the tile
+  int* vld;              // [2 buffers][kMmaTile] whether each row is a real token
+  int b, h0;             // sequence, first head
+  int warp, lane, g, t;
+  const int32_t* idx;    // the sequence's selected token indices
+  const uint16_t* kv_seq;  // the sequence's KV rows
+};
 
+// 1. Q of the block's 16 heads into shared memory as BF16 (rows past `heads` zero).
+QPROF_WARP_FN void MlaMmaStageQ(const SparseMlaArgs& a, const MlaMmaThread& th) {
   for (int p = ThreadIdxX(); p < 16 * kMlaDqk / 2; p += BlockDimX()) {
     const int r = p / (kMlaDqk / 2), c = (p % (kMlaDqk / 2)) * 2;
     float x0 = 0.f, x1 = 0.f;
-    if (h0 + r < a.heads) {
-      const float* q = a.q + (static_cast<int64_t>(b) * a.heads + h0 + r) * kMlaDqk + c;
+    if (th.h0 + r < a.heads) {
+      const float* q = a.q + (static_cast<int64_t>(th.b) * a.heads + th.h0 + r) * kMlaDqk + c;
       x0 = q[0];
       x1 = q[1];
     }
-    StShared<uint32_t>(qs + r * kMmaRowBytes + c * 2, PackBf16x2(x0, x1));
+    StShared<uint32_t>(th.qs + r * kMmaRowBytes + c * 2, PackBf16x2(x0, x1));
   }
-  auto issue = [&](int tile, int buf) {
-    unsigned char* dst = kvb + buf * kMmaTile * kMmaRowBytes;
-    for (int p = ThreadIdxX(); p < kMmaTile * (kMlaDqk / 8); p += BlockDimX()) {
-      const int r = p / (kMlaDqk / 8), piece = p % (kMlaDqk / 8);
-      const int i = tile * kMmaTile + r;
-      const int tok = i < a.topk ? idx[i] : -1;
+}
+
+// cp.async of token tile `tile` into buffer `buf`; padding indices (-1) are zero-filled and
+// marked invalid.
+QPROF_WARP_FN void MlaMmaIssueTile(const SparseMlaArgs& a, const MlaMmaThread& th, int tile,
+                                   int buf) {
+  unsigned char* dst = th.kvb + buf * kMmaTile * kMmaRowBytes;
+  for (int p = ThreadIdxX(); p < kMmaTile * (kMlaDqk / 8); p += BlockDimX()) {
+    const int r = p / (kMlaDqk / 8), piece = p % (kMlaDqk / 8);
+    const int i = tile * kMmaTile + r;
+    const int tok = i < a.topk ? th.idx[i] : -1;
 #if QPROF_MUTANT(SMEM_STRIDE)  // body mutation: rows staged unpadded (1152 bytes, not 1168)
-      CpAsync16(dst + r * (kMlaDqk * 2) + piece * 16,
-                kv_seq + static_cast<int64_t>(tok >= 0 ? tok : 0) * kMlaDqk + piece * 8, tok >= 0 ? 16 : 0);
+    CpAsync16(dst + r * (kMlaDqk * 2) + piece * 16,
+              th.kv_seq + static_cast<int64_t>(tok >= 0 ? tok : 0) * kMlaDqk + piece * 8, tok >= 0 ? 16 : 0);
 #else
-      CpAsync16(dst + r * kMmaRowBytes + piece * 16,
-                kv_seq + static_cast<int64_t>(tok >= 0 ? tok : 0) * kMlaDqk + piece * 8, tok >= 0 ? 16 : 0);
+    CpAsync16(dst + r * kMmaRowBytes + piece * 16,
+              th.kv_seq + static_cast<int64_t>(tok >= 0 ? tok : 0) * kMlaDqk + piece * 8, tok >= 0 ? 16 : 0);
 #endif
-      if (piece == 0) StShared<int>(vld + buf * kMmaTile + r, tok >= 0);
+    if (piece == 0) StShared<int>(th.vld + buf * kMmaTile + r, tok >= 0);
+  }
+}
+
+// 4. O[16 heads][dims 128w..] += P[16][32] V[32][dims], V straight from the KV tile `kt`.
+QPROF_WARP_FN void MlaMmaPv(const MlaMmaThread& th, const unsigned char* kt,
+                            const uint32_t (&pa)[2][4], float (&acc)[16][4]) {
+#pragma unroll
+  for (int j = 0; j < 2; ++j) {
+    const int k = MlaPvLdRow(j, th.lane);
+#pragma unroll
+    for (int np = 0; np < 8; ++np) {
+      const int n = MlaPvLdCol(th.warp, np, th.lane);
+      uint32_t r0, r1, r2, r3;
+      LdmatrixX4Trans(SharedAddr(kt + k * kMmaRowBytes + n * 2), r0, r1, r2, r3);
+      MmaBf16m16n8k16(acc[2 * np], pa[j], r0, r1);
+      MmaBf16m16n8k16(acc[2 * np + 1], pa[j], r2, r3);
     }
-  };
+  }
+}
+
+// The block's result: unnormalised partials and (m, l) for the combine kernel when the
+// tiles are split over grid.z, else the normalised output and the log-sum-exp.
+QPROF_WARP_FN void MlaMmaWrite(const SparseMlaArgs& a, const MlaMmaThread& th,
+                               const float (&m)[2], const float (&l)[2],
+                               const float (&acc)[16][4]) {
+  const int b = th.b, warp = th.warp, t = th.t;
+  if (a.splits > 1) {  // unnormalised partials for the combine kernel
+#pragma unroll
+    for (int rr = 0; rr < 2; ++rr) {
+      const int h = th.h0 + th.g + 8 * rr;
+      if (h >= a.heads) continue;
+      const int64_t ph = (static_cast<int64_t>(b) * a.heads + h) * a.splits + BlockIdxZ();
+      float* o = a.part_o + ph * kMlaDv + MlaOutDim(warp, 0, t);
+#pragma unroll
+      for (int n = 0; n < 16; ++n) StGlobal<F32x2>(o + 8 * n, F32x2{acc[n][2 * rr], acc[n][2 * rr + 1]});
+      if (warp == 0 && t == 0) {
+        a.part_ml[2 * ph] = m[rr];
+        a.part_ml[2 * ph + 1] = l[rr];
+      }
+    }
+    return;
+  }
+#pragma unroll
+  for (int rr = 0; rr < 2; ++rr) {
+    const int h = th.h0 + th.g + 8 * rr;
+    if (h >= a.heads) continue;
+    const float inv = MlaInvSum(l[rr]);
+    float* o = a.out + (static_cast<int64_t>(b) * a.heads + h) * kMlaDv + MlaOutDim(warp, 0, t);
+#pragma unroll
+    for (int n = 0; n < 16; ++n)
+      StGlobal<F32x2>(o + 8 * n, F32x2{acc[n][2 * rr] * inv, acc[n][2 * rr + 1] * inv});
+    if (a.lse && warp == 0 && t == 0)
+      a.lse[static_cast<int64_t>(b) * a.heads + h] = MlaLse(m[rr], l[rr]);
+  }
+}
+
+// This thread's block, sequence, heads, warp and lane.
+QPROF_WARP_FN MlaMmaThread MlaMmaThreadOf(const SparseMlaArgs& a) {
+  MlaMmaThread th;
+  th.qs = DynamicShared();
+  th.kvb = th.qs + 16 * kMmaRowBytes;
+  th.ss = reinterpret_cast<float*>(th.kvb + 2 * kMmaTile * kMmaRowBytes);
+  th.vld = reinterpret_cast<int*>(th.ss + 16 * kMmaSsStride);
+  th.b = BlockIdxY();
+  th.h0 = BlockIdxX() * 16;
+  th.warp = ThreadIdxX() >> 5;
+  th.lane = ThreadIdxX() & 31;
+  th.g = th.lane >> 2;
+  th.t = th.lane & 3;
+  th.idx = a.indices + static_cast<int64_t>(th.b) * a.topk;
+  th.kv_seq = a.kv + static_cast<int64_t>(th.b) * a.kv_seq_stride * kMlaDqk;
+  return th;
+}
+
+QPROF_WARP_FN void SparseMlaMmaBody(const SparseMlaArgs& a) {
+  const MlaMmaThread th = MlaMmaThreadOf(a);
+  const int warp = th.warp, g = th.g, t = th.t;
+  MlaMmaStageQ(a, th);
 
   float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
   float acc[16][4];
@@ -88,11 +173,11 @@ QPROF_WARP_FN void SparseMlaMmaBody(const SparseMlaArgs& a) {
   const int per_split = (all_tiles + a.splits - 1) / a.splits;
   const int tile0 = BlockIdxZ() * per_split;
   const int tiles = MinI(all_tiles, tile0 + per_split);  // this block: [tile0, tiles)
-  if (tile0 < tiles) issue(tile0, 0);
+  if (tile0 < tiles) MlaMmaIssueTile(a, th, tile0, 0);
   CpAsyncCommit();
   for (int tile = tile0; tile < tiles; ++tile) {
     const int buf = (tile - tile0) & 1;
-    if (tile + 1 < tiles) issue(tile + 1, buf ^ 1);
+    if (tile + 1 < tiles) MlaMmaIssueTile(a, th, tile + 1, buf ^ 1);
     CpAsyncCommit();
 #if QPROF_MUTANT(CP_ASYNC_WAIT)  // body mutation: waits for all but the two newest groups
     CpAsyncWait<2>();
@@ -102,24 +187,24 @@ QPROF_WARP_FN void SparseMlaMmaBody(const SparseMlaArgs& a) {
 #if !QPROF_MUTANT(DROP_BARRIER)  // body mutation: other threads' cp.async data read unordered
     SyncThreads();
 #endif
-    const unsigned char* kt = kvb + buf * kMmaTile * kMmaRowBytes;
-    // 2. S[16 heads][tokens 8w..8w+7]
+    const unsigned char* kt = th.kvb + buf * kMmaTile * kMmaRowBytes;
+    // 2. S[16 heads][tokens 8w..8w+7], scaled, to `ss`; padded tokens -inf.
     float sacc[4] = {0.f, 0.f, 0.f, 0.f};
     const unsigned char* krow = kt + MlaQkBRow(warp, g) * kMmaRowBytes;
 #pragma unroll 6
     for (int s = 0; s < kMlaDqk / 16; ++s) {
       uint32_t af[4];
 #pragma unroll
-      for (int r = 0; r < 4; ++r) af[r] = LdShared<uint32_t>(qs + MlaQkARow(g, r) * kMmaRowBytes + MlaQkByte(s, t, r));
+      for (int r = 0; r < 4; ++r) af[r] = LdShared<uint32_t>(th.qs + MlaQkARow(g, r) * kMmaRowBytes + MlaQkByte(s, t, r));
       MmaBf16m16n8k16(sacc, af, LdShared<uint32_t>(krow + MlaQkByte(s, t, 0)),
                       LdShared<uint32_t>(krow + MlaQkByte(s, t, 2)));
     }
     {
-      const int* v = vld + buf * kMmaTile;
+      const int* v = th.vld + buf * kMmaTile;
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
         const int c = MlaScoreCol(warp, t, i);
-        StShared<float>(ss + MlaScoreRow(g, i) * kMmaSsStride + c,
+        StShared<float>(th.ss + MlaScoreRow(g, i) * kMmaSsStride + c,
                         LdShared<int>(v + c) ? sacc[i] * a.softmax_scale : -INFINITY);
       }
     }
@@ -128,7 +213,7 @@ QPROF_WARP_FN void SparseMlaMmaBody(const SparseMlaArgs& a) {
     uint32_t pa[2][4];
 #pragma unroll
     for (int rr = 0; rr < 2; ++rr) {
-      const float* srow = ss + (g + 8 * rr) * kMmaSsStride;
+      const float* srow = th.ss + (g + 8 * rr) * kMmaSsStride;
       float v[8];
 #pragma unroll
       for (int j = 0; j < 2; ++j) {
@@ -163,49 +248,10 @@ QPROF_WARP_FN void SparseMlaMmaBody(const SparseMlaArgs& a) {
         pa[j][MlaPReg(rr, 1)] = PackBf16x2(v[4 * j + 2], v[4 * j + 3]);
       }
     }
-    // 4. O[16 heads][dims 128w..] += P[16][32] V[32][dims]
-#pragma unroll
-    for (int j = 0; j < 2; ++j) {
-      const int k = MlaPvLdRow(j, lane);
-#pragma unroll
-      for (int np = 0; np < 8; ++np) {
-        const int n = MlaPvLdCol(warp, np, lane);
-        uint32_t r0, r1, r2, r3;
-        LdmatrixX4Trans(SharedAddr(kt + k * kMmaRowBytes + n * 2), r0, r1, r2, r3);
-        MmaBf16m16n8k16(acc[2 * np], pa[j], r0, r1);
-        MmaBf16m16n8k16(acc[2 * np + 1], pa[j], r2, r3);
-      }
-    }
+    MlaMmaPv(th, kt, pa, acc);
     SyncThreads();  // every warp is done with `buf` and `ss` before they are refilled
   }
-  if (a.splits > 1) {  // unnormalised partials for the combine kernel
-#pragma unroll
-    for (int rr = 0; rr < 2; ++rr) {
-      const int h = h0 + g + 8 * rr;
-      if (h >= a.heads) continue;
-      const int64_t ph = (static_cast<int64_t>(b) * a.heads + h) * a.splits + BlockIdxZ();
-      float* o = a.part_o + ph * kMlaDv + MlaOutDim(warp, 0, t);
-#pragma unroll
-      for (int n = 0; n < 16; ++n) StGlobal<F32x2>(o + 8 * n, F32x2{acc[n][2 * rr], acc[n][2 * rr + 1]});
-      if (warp == 0 && t == 0) {
-        a.part_ml[2 * ph] = m[rr];
-        a.part_ml[2 * ph + 1] = l[rr];
-      }
-    }
-    return;
-  }
-#pragma unroll
-  for (int rr = 0; rr < 2; ++rr) {
-    const int h = h0 + g + 8 * rr;
-    if (h >= a.heads) continue;
-    const float inv = MlaInvSum(l[rr]);
-    float* o = a.out + (static_cast<int64_t>(b) * a.heads + h) * kMlaDv + MlaOutDim(warp, 0, t);
-#pragma unroll
-    for (int n = 0; n < 16; ++n)
-      StGlobal<F32x2>(o + 8 * n, F32x2{acc[n][2 * rr] * inv, acc[n][2 * rr + 1] * inv});
-    if (a.lse && warp == 0 && t == 0)
-      a.lse[static_cast<int64_t>(b) * a.heads + h] = MlaLse(m[rr], l[rr]);
-  }
+  MlaMmaWrite(a, th, m, l, acc);
 }
 
 // Merges split partials: M = max m_s, L = sum l_s e^(m_s - M), out = sum acc_s e^(m_s - M) / L,

@@ -62,69 +62,116 @@ struct W4a16Args {
   float* slot_out;                 // GEMM2 out: [slots, rows_e] fp32 by slot id
 };
 
+// What one thread of W4a16Body works on: its expert's rows and weights, its warp's m-tile
+// and its lane's place in it.
+struct W4a16Thread {
+  int e, row0, count;         // expert, its first activation row, its tokens
+  int warp, lane, g, t;       // lane map: w4a16_lanes.h
+  int f0, row_a, row_b;       // first feature of the tile; weight rows of MMA rows g, g+8
+  int64_t row_bytes;          // K / 2
+  int scales_per_row;         // K / block
+  const uint8_t* wbase;       // the expert's packed weights
+  const uint8_t* sbase;       // and block scales
+};
+
+// Stage `st` of the weights, scales and activations (tokens tok0..) into buffer `buf`, with
+// cp.async; activation rows past the expert's token count are zero-filled.
+template <bool kNvfp4, bool kGateUp>
+QPROF_WARP_FN void W4a16IssueStage(const W4a16Args& a, const W4a16Thread& th, W4a16Smem& sm,
+                                   int tok0, int st, int buf) {
+  constexpr int kScaleBytes = W4ScaleBytesPerStage(kNvfp4);  // per row per stage: 8 or 16
+  const int warp = th.warp, lane = th.lane;
+  const int64_t kb = W4WeightStageByte(st);
+#pragma unroll
+  for (int c = 0; c < 2; ++c) {
+    CpAsync16(&sm.w[buf][warp][c][0][lane], th.wbase + th.row_a * th.row_bytes + kb + W4WeightChunkByte(c) + W4WeightLaneByte(th.t), 16);
+    CpAsync16(&sm.w[buf][warp][c][1][lane], th.wbase + th.row_b * th.row_bytes + kb + W4WeightChunkByte(c) + W4WeightLaneByte(th.t), 16);
+  }
+  if (lane < 16) {  // one row's stage scales per lane: 8 (MXFP4) or 16 (NVFP4) bytes
+    const int row = W4ScaleLoadRow(kGateUp, th.f0, lane, a.inter);
+    const uint8_t* src = th.sbase + static_cast<int64_t>(row) * th.scales_per_row + st * kScaleBytes;
+    if (kNvfp4) {
+      CpAsync16(&sm.s[buf][warp][lane], src, 16);
+    } else {
+      CpAsync8(&sm.s[buf][warp][lane], src);
+    }
+  }
+  // Activations: kW4NT*8 rows x 32 pieces of 16 bytes; rows past `count` zero-filled.
+  for (int p = ThreadIdxX(); p < kW4NT * 8 * 32; p += kW4Threads) {
+    const int r = p >> 5, piece = p & 31;
+    const int tok = tok0 + r;
+    const bool ok = tok < th.count;
+    const uint16_t* src = a.act + static_cast<int64_t>(th.row0 + (ok ? tok : 0)) * a.K +
+                          W4ActPieceElem(st, piece);
+#if QPROF_MUTANT(SMEM_STRIDE)  // body mutation: rows staged without the 16-byte padding
+    CpAsync16(&sm.act[buf][0][0] + r * (kW4StageK * 2) + piece * 16, src, ok ? 16 : 0);
+#else
+    CpAsync16(&sm.act[buf][r][piece * 16], src, ok ? 16 : 0);
+#endif
+  }
+}
+
+// Epilogue of a pass of tokens tok0..: d0,d1 are MMA row g, tokens 2t, 2t+1; d2,d3 row g+8.
+// GEMM1 applies SwiGLU and writes the BF16 hidden state k-permuted; GEMM2 writes FP32 rows
+// by slot.
+template <bool kNvfp4, bool kGateUp>
+QPROF_WARP_FN void W4a16Epilogue(const W4a16Args& a, const W4a16Thread& th, int tok0,
+                                 const float (&acc)[kW4NT][4]) {
+  const float post = W4a16PostScale<kNvfp4>(kNvfp4 ? a.scale2[th.e] : 1.f);
+#pragma unroll
+  for (int n = 0; n < kW4NT; ++n) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int tok = MoeTileOutToken(tok0, n, th.t, h);
+      if (tok >= th.count) continue;
+      const float top = acc[n][h] * post;       // row g
+      const float bot = acc[n][2 + h] * post;   // row g + 8
+      if (kGateUp) {
+        const float hv = MoeSwiGlu(top, bot, a.swiglu_limit);
+        a.hidden[static_cast<int64_t>(th.row0 + tok) * a.inter + PermK4(th.f0 + th.g)] = FloatToBf16Bits(hv);
+      } else {
+        const int slot = a.sorted_slots[th.row0 + tok];
+        float* o = a.slot_out + static_cast<int64_t>(slot) * a.rows_e;
+        o[MoeTileOutRow(th.f0, th.g, 0)] = top;
+        o[MoeTileOutRow(th.f0, th.g, 1)] = bot;
+      }
+    }
+  }
+}
+
 template <bool kNvfp4, bool kGateUp>
 QPROF_WARP_FN void W4a16Body(const W4a16Args& a) {
   using T = Fp4Traits<kNvfp4>;
   W4a16Smem& sm = SharedStatic<W4a16Smem>();
   if (BlockIdxY() >= *a.num_active) return;
-  const int e = a.active_experts[BlockIdxY()];
-  const int row0 = a.expert_offsets[e];
-  const int count = a.expert_offsets[e + 1] - row0;
-  const int warp = ThreadIdxX() >> 5, lane = ThreadIdxX() & 31;
-  const int g = LaneGroup(lane), t = LaneInGroup(lane);
+  W4a16Thread th;
+  th.e = a.active_experts[BlockIdxY()];
+  th.row0 = a.expert_offsets[th.e];
+  th.count = a.expert_offsets[th.e + 1] - th.row0;
+  th.warp = ThreadIdxX() >> 5;
+  th.lane = ThreadIdxX() & 31;
+  th.g = LaneGroup(th.lane);
+  th.t = LaneInGroup(th.lane);
   // Physical weight rows of this warp's MMA rows g and g+8 (lane map: w4a16_lanes.h).
-  const int tile = BlockIdxX() * kW4Warps + warp;
-  const int f0 = MoeTileFirstRow(kGateUp, tile);
-  const int row_a = MoeTileRowA(f0, g);
-  const int row_b = MoeTileRowB(kGateUp, f0, g, a.inter);
-  const int64_t row_bytes = a.K / 2;
-  const int scales_per_row = a.K / T::kBlock;
-  const uint8_t* wbase = a.packed + static_cast<int64_t>(e) * a.rows_e * row_bytes;
-  const uint8_t* sbase = a.scales + static_cast<int64_t>(e) * a.rows_e * scales_per_row;
+  const int tile = BlockIdxX() * kW4Warps + th.warp;
+  th.f0 = MoeTileFirstRow(kGateUp, tile);
+  th.row_a = MoeTileRowA(th.f0, th.g);
+  th.row_b = MoeTileRowB(kGateUp, th.f0, th.g, a.inter);
+  th.row_bytes = a.K / 2;
+  th.scales_per_row = a.K / T::kBlock;
+  th.wbase = a.packed + static_cast<int64_t>(th.e) * a.rows_e * th.row_bytes;
+  th.sbase = a.scales + static_cast<int64_t>(th.e) * a.rows_e * th.scales_per_row;
   const int stages = a.K / kW4StageK;
-  constexpr int kScaleBytes = W4ScaleBytesPerStage(kNvfp4);  // per row per stage: 8 or 16
 
-  for (int tok0 = 0; tok0 < count; tok0 += kW4NT * 8) {
+  for (int tok0 = 0; tok0 < th.count; tok0 += kW4NT * 8) {
     float acc[kW4NT][4];
 #pragma unroll
     for (int n = 0; n < kW4NT; ++n) acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.f;
-
-    auto issue = [&](int st, int buf) {
-      const int64_t kb = W4WeightStageByte(st);
-#pragma unroll
-      for (int c = 0; c < 2; ++c) {
-        CpAsync16(&sm.w[buf][warp][c][0][lane], wbase + row_a * row_bytes + kb + W4WeightChunkByte(c) + W4WeightLaneByte(t), 16);
-        CpAsync16(&sm.w[buf][warp][c][1][lane], wbase + row_b * row_bytes + kb + W4WeightChunkByte(c) + W4WeightLaneByte(t), 16);
-      }
-      if (lane < 16) {  // one row's stage scales per lane: 8 (MXFP4) or 16 (NVFP4) bytes
-        const int row = W4ScaleLoadRow(kGateUp, f0, lane, a.inter);
-        const uint8_t* src = sbase + static_cast<int64_t>(row) * scales_per_row + st * kScaleBytes;
-        if (kNvfp4) {
-          CpAsync16(&sm.s[buf][warp][lane], src, 16);
-        } else {
-          CpAsync8(&sm.s[buf][warp][lane], src);
-        }
-      }
-      // Activations: kW4NT*8 rows x 32 pieces of 16 bytes; rows past `count` zero-filled.
-      for (int p = ThreadIdxX(); p < kW4NT * 8 * 32; p += kW4Threads) {
-        const int r = p >> 5, piece = p & 31;
-        const int tok = tok0 + r;
-        const bool ok = tok < count;
-        const uint16_t* src = a.act + static_cast<int64_t>(row0 + (ok ? tok : 0)) * a.K +
-                              W4ActPieceElem(st, piece);
-#if QPROF_MUTANT(SMEM_STRIDE)  // body mutation: rows staged without the 16-byte padding
-        CpAsync16(&sm.act[buf][0][0] + r * (kW4StageK * 2) + piece * 16, src, ok ? 16 : 0);
-#else
-        CpAsync16(&sm.act[buf][r][piece * 16], src, ok ? 16 : 0);
-#endif
-      }
-    };
-
-    issue(0, 0);
+    W4a16IssueStage<kNvfp4, kGateUp>(a, th, sm, tok0, 0, 0);
     CpAsyncCommit();
     for (int st = 0; st < stages; ++st) {
       const int buf = st & 1;
-      if (st + 1 < stages) issue(st + 1, buf ^ 1);
+      if (st + 1 < stages) W4a16IssueStage<kNvfp4, kGateUp>(a, th, sm, tok0, st + 1, buf ^ 1);
       CpAsyncCommit();
 #if QPROF_MUTANT(CP_ASYNC_WAIT)  // body mutation: waits for all but the two newest groups
       CpAsyncWait<2>();
@@ -134,15 +181,17 @@ QPROF_WARP_FN void W4a16Body(const W4a16Args& a) {
 #if !QPROF_MUTANT(DROP_BARRIER)  // body mutation: other threads' cp.async data read unordered
       SyncThreads();
 #endif
+      // The MMAs of the staged buffer: both 128-element K chunks, the weights dequantised
+      // in registers into the A fragment, every token tile of the pass.
 #pragma unroll
       for (int c = 0; c < 2; ++c) {
-        const U32x4 wa = LdShared<U32x4>(&sm.w[buf][warp][c][0][lane]);
-        const U32x4 wb = LdShared<U32x4>(&sm.w[buf][warp][c][1][lane]);
-        const unsigned char* sa = reinterpret_cast<const unsigned char*>(&sm.s[buf][warp][W4ScaleSlot(g, 0)]);
-        const unsigned char* sb = reinterpret_cast<const unsigned char*>(&sm.s[buf][warp][W4ScaleSlot(g, 1)]);
+        const U32x4 wa = LdShared<U32x4>(&sm.w[buf][th.warp][c][0][th.lane]);
+        const U32x4 wb = LdShared<U32x4>(&sm.w[buf][th.warp][c][1][th.lane]);
+        const unsigned char* sa = reinterpret_cast<const unsigned char*>(&sm.s[buf][th.warp][W4ScaleSlot(th.g, 0)]);
+        const unsigned char* sb = reinterpret_cast<const unsigned char*>(&sm.s[buf][th.warp][W4ScaleSlot(th.g, 1)]);
         uint32_t scale_a[2], scale_b[2];
-        W4a16ScaleRegs<kNvfp4>([&](int i) -> uint32_t { return LdShared<uint8_t>(sa + i); }, c, t, scale_a);
-        W4a16ScaleRegs<kNvfp4>([&](int i) -> uint32_t { return LdShared<uint8_t>(sb + i); }, c, t, scale_b);
+        W4a16ScaleRegs<kNvfp4>([&](int i) -> uint32_t { return LdShared<uint8_t>(sa + i); }, c, th.t, scale_a);
+        W4a16ScaleRegs<kNvfp4>([&](int i) -> uint32_t { return LdShared<uint8_t>(sb + i); }, c, th.t, scale_b);
         const uint32_t wa_w[4] = {wa.x, wa.y, wa.z, wa.w};
         const uint32_t wb_w[4] = {wb.x, wb.y, wb.z, wb.w};
 #pragma unroll
@@ -158,38 +207,17 @@ QPROF_WARP_FN void W4a16Body(const W4a16Args& a) {
           } else {
             W4a16AFragStep<0>(wa_w[W4StepWord(s)], wb_w[W4StepWord(s)], scale_a[h], scale_b[h], frag);
           }
-          const int kbyte = W4ActByte(c, t, s);
+          const int kbyte = W4ActByte(c, th.t, s);
 #pragma unroll
           for (int n = 0; n < kW4NT; ++n) {
-            const U32x2 b = LdShared<U32x2>(&sm.act[buf][W4ActRow(n, g)][kbyte]);
+            const U32x2 b = LdShared<U32x2>(&sm.act[buf][W4ActRow(n, th.g)][kbyte]);
             MmaBf16m16n8k16(acc[n], frag, b.x, b.y);
           }
         }
       }
       SyncThreads();  // every warp is done with `buf` before the next stage refills it
     }
-
-    // Epilogue. d0,d1: MMA row g, tokens 2t, 2t+1; d2,d3: row g+8.
-    const float post = W4a16PostScale<kNvfp4>(kNvfp4 ? a.scale2[e] : 1.f);
-#pragma unroll
-    for (int n = 0; n < kW4NT; ++n) {
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int tok = MoeTileOutToken(tok0, n, t, h);
-        if (tok >= count) continue;
-        const float top = acc[n][h] * post;       // row g
-        const float bot = acc[n][2 + h] * post;   // row g + 8
-        if (kGateUp) {
-          const float hv = MoeSwiGlu(top, bot, a.swiglu_limit);
-          a.hidden[static_cast<int64_t>(row0 + tok) * a.inter + PermK4(f0 + g)] = FloatToBf16Bits(hv);
-        } else {
-          const int slot = a.sorted_slots[row0 + tok];
-          float* o = a.slot_out + static_cast<int64_t>(slot) * a.rows_e;
-          o[MoeTileOutRow(f0, g, 0)] = top;
-          o[MoeTileOutRow(f0, g, 1)] = bot;
-        }
-      }
-    }
+    W4a16Epilogue<kNvfp4, kGateUp>(a, th, tok0, acc);
   }
 }
 

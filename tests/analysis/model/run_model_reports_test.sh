@@ -1,6 +1,7 @@
 #!/bin/sh
 # `qprof run --backend model` writes the same files as a measured run (per format JSON, HTML,
-# Perfetto; the diff) and they say "modelled". Usage: run_model_reports_test.sh QPROF_BINARY
+# Perfetto; the diff) and they say "modelled"; the story's published figures are cited by
+# where they come from. Usage: run_model_reports_test.sh QPROF_BINARY
 set -eu
 qprof="$1"
 out=$(mktemp -d)
@@ -25,4 +26,18 @@ for f in mxfp4.json nvfp4.json; do
   grep -q '"evidence": *"modelled"' "$out/$f" || { echo "FAIL: $f has no modelled evidence"; exit 1; }
 done
 grep -qi "modelled" "$out/diff.html" || { echo "FAIL: diff.html does not say modelled"; exit 1; }
+# The story's shape (v4-flash, TP 8, batch 16) is put beside the published figures: the JSON
+# and HTML cite where each is from, never a file of the project's own notes.
+story="$out/story"
+"$qprof" run --backend model --target rtx-pro-6000 --model v4-flash --tp 8 --batch 16 \
+  --context 4096 --steps 1 --format mxfp4 --out "$story" \
+  > "$out/stdout.txt" 2> "$out/stderr.txt" || { cat "$out/stderr.txt"; exit 1; }
+for f in mxfp4.json mxfp4.html; do
+  grep -q "reported in the user story (SGLang, 8x RTX PRO 6000)" "$story/$f" \
+    || { echo "FAIL: $f does not say where the published figures are from"; exit 1; }
+  if grep -q "FACTS\.md\|DESIGN\.md\|STYLE\.md\|SOURCES\.md" "$story/$f"; then
+    echo "FAIL: $f cites a file users do not have"; grep -o ".\{60\}\(FACTS\|DESIGN\)\.md" "$story/$f"
+    exit 1
+  fi
+done
 echo "ok: $(ls "$out" | tr '\n' ' ')"

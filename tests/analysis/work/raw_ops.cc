@@ -99,6 +99,51 @@ std::vector<int64_t> Ints(const std::string& v) {
   return out;
 }
 
+// A cpu_op event with its argument shapes, types and concrete values when recorded.
+RawOp ReadCpuOp(dom::element e, std::string_view name, bool has_args, dom::object args) {
+  RawOp op;
+  op.name = std::string(name);
+  op.pid = testing_raw::AsInt(e["pid"].value());
+  op.tid = testing_raw::AsInt(e["tid"].value());
+  op.ts = testing_raw::AsDouble(e["ts"].value());
+  op.dur = testing_raw::AsDouble(e["dur"].value());
+  dom::array dims, types, values;
+  if (has_args && !args["Input Dims"].get(dims)) {
+    op.has_shapes = true;
+    for (dom::element d : dims) {
+      RawArg a;
+      dom::array ad = d.get_array();
+      if (ad.size() > 0 && ad.at(0).is_array()) {
+        a.list = true;
+        for (dom::element t : ad) {
+          std::vector<int64_t> td;
+          for (dom::element x : t.get_array()) td.push_back(x.get_int64());
+          a.list_dims.push_back(std::move(td));
+        }
+      } else {
+        for (dom::element x : ad) a.dims.push_back(x.get_int64());
+      }
+      op.args.push_back(a);
+    }
+    if (!args["Input type"].get(types)) {
+      size_t i = 0;
+      for (dom::element t : types) {
+        if (i < op.args.size()) op.args[i].type = std::string(std::string_view(t.get_string()));
+        ++i;
+      }
+    }
+    if (!args["Concrete Inputs"].get(values)) {
+      op.has_values = values.size() > 0;
+      size_t i = 0;
+      for (dom::element v : values) {
+        if (i < op.args.size()) op.args[i].value = std::string(std::string_view(v.get_string()));
+        ++i;
+      }
+    }
+  }
+  return op;
+}
+
 }  // namespace
 
 RawOps ReadRawOps(const std::string& path) {
@@ -128,46 +173,7 @@ RawOps ReadRawOps(const std::string& path) {
     dom::object args;
     const bool has_args = !e["args"].get(args);
     if (c == "cpu_op") {
-      RawOp op;
-      op.name = std::string(name);
-      op.pid = testing_raw::AsInt(e["pid"].value());
-      op.tid = testing_raw::AsInt(e["tid"].value());
-      op.ts = testing_raw::AsDouble(e["ts"].value());
-      op.dur = testing_raw::AsDouble(e["dur"].value());
-      dom::array dims, types, values;
-      if (has_args && !args["Input Dims"].get(dims)) {
-        op.has_shapes = true;
-        for (dom::element d : dims) {
-          RawArg a;
-          dom::array ad = d.get_array();
-          if (ad.size() > 0 && ad.at(0).is_array()) {
-            a.list = true;
-            for (dom::element t : ad) {
-              std::vector<int64_t> td;
-              for (dom::element x : t.get_array()) td.push_back(x.get_int64());
-              a.list_dims.push_back(std::move(td));
-            }
-          } else {
-            for (dom::element x : ad) a.dims.push_back(x.get_int64());
-          }
-          op.args.push_back(a);
-        }
-        if (!args["Input type"].get(types)) {
-          size_t i = 0;
-          for (dom::element t : types) {
-            if (i < op.args.size()) op.args[i].type = std::string(std::string_view(t.get_string()));
-            ++i;
-          }
-        }
-        if (!args["Concrete Inputs"].get(values)) {
-          op.has_values = values.size() > 0;
-          size_t i = 0;
-          for (dom::element v : values) {
-            if (i < op.args.size()) op.args[i].value = std::string(std::string_view(v.get_string()));
-            ++i;
-          }
-        }
-      }
+      RawOp op = ReadCpuOp(e, name, has_args, args);
       out.ops.push_back(std::move(op));
     } else if (c == "cuda_runtime" || c == "cuda_driver" || c == "runtime") {
       int64_t corr = -1;
@@ -223,16 +229,18 @@ RawOps ReadRawOps(const std::string& path) {
   return out;
 }
 
-OracleWork OpWorkOracle(const RawOp& op, const std::string& kernel) {
-  OracleWork w;
-  if (!op.has_shapes || op.args.empty()) return w;
+namespace {
+
+// GEMMs, flash attention, copies, fills and cat; false: no oracle or no work.
+bool GemmAttentionCopyOracle(const RawOp& op, const std::string& kernel, OracleWork* out, bool* known_out) {
   const auto& a = op.args;
-  auto bytes_of_all = [&](bool* known) {
+  OracleWork& w = *out;
+  bool& known = *known_out;
+  auto bytes_of_all = [&](bool* k) {
     double b = 0;
-    for (const RawArg& x : a) b += Bytes(x, known);
+    for (const RawArg& x : a) b += Bytes(x, k);
     return b;
   };
-  bool known = true;
   if (op.name == "aten::mm" || op.name == "aten::addmm") {
     // mm(self, mat2) / addmm(self, mat1, mat2, beta, alpha); an out= tensor follows them
     // and is the output, written once and not read.
@@ -273,7 +281,7 @@ OracleWork OpWorkOracle(const RawOp& op, const std::string& kernel) {
       sized = false;
       for (const auto& t : a[0].list_dims) sized |= !t.empty();
     }
-    if (!sized) return w;
+    if (!sized) return false;
     // A TensorList records no dtype; ATen's copy kernel names its element size.
     const size_t at = kernel.find("OpaqueType<");
     const double size = at == std::string::npos ? 0 : std::atof(kernel.c_str() + at + 11);
@@ -284,7 +292,18 @@ OracleWork OpWorkOracle(const RawOp& op, const std::string& kernel) {
       for (const auto& t : a[0].list_dims) elements += Numel(t);
       w.bytes = 2 * elements * size;  // read once, written once
     }
-  } else if (ReduceOps().count(op.name) && (a.size() < 2 || a[1].dims.empty())) {
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// Reductions and layer norm forward and backward; false: no oracle or no work.
+bool ReduceNormOracle(const RawOp& op, OracleWork* out, bool* known_out) {
+  const auto& a = op.args;
+  OracleWork& w = *out;
+  bool& known = *known_out;
+  if (ReduceOps().count(op.name) && (a.size() < 2 || a[1].dims.empty())) {
     // Read the input; write it less the reduced dims (every dim without a dim argument or
     // with None; not counted when the dims were not recorded).
     const double in = Numel(a[0].dims);
@@ -312,7 +331,7 @@ OracleWork OpWorkOracle(const RawOp& op, const std::string& kernel) {
   } else if (op.name == "aten::native_layer_norm_backward") {
     // (grad, x, normalized_shape, mean, rstd, weight, bias, output_mask): every tensor read,
     // the masked gradients written; without a recorded mask, no work.
-    if (a.size() < 8 || a[7].value.empty()) return w;
+    if (a.size() < 8 || a[7].value.empty()) return false;
     for (const RawArg& x : a) w.bytes += Bytes(x, &known);
     const std::string& m = a[7].value;
     std::vector<bool> mask;
@@ -322,7 +341,18 @@ OracleWork OpWorkOracle(const RawOp& op, const std::string& kernel) {
       if (mask[1]) w.bytes += Bytes(a[5], &known);
       if (mask[2]) w.bytes += Bytes(a[5], &known);
     }
-  } else if (ElementwiseOps().count(op.name)) {
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// Elementwise ops, in place and out of place; false: no oracle or no work.
+bool ElementwiseOracle(const RawOp& op, OracleWork* out, bool* known_out) {
+  const auto& a = op.args;
+  OracleWork& w = *out;
+  bool& known = *known_out;
+  if (ElementwiseOps().count(op.name)) {
     // Out of place: the inputs and the broadcast output at the largest input's dtype, or an
     // out= tensor (a tensor past the schema's inputs) written once instead; in place
     // (trailing '_'): the inputs and the first argument again.
@@ -354,7 +384,7 @@ OracleWork OpWorkOracle(const RawOp& op, const std::string& kernel) {
         if (o == 1) o = x.dims[i];
       }
     }
-    if (largest == nullptr) return w;
+    if (largest == nullptr) return false;
     if (out_arg != nullptr) {
       w.bytes += Bytes(*out_arg, &known);
     } else if (in_place) {
@@ -364,12 +394,26 @@ OracleWork OpWorkOracle(const RawOp& op, const std::string& kernel) {
       if (ElemBytes(largest->type) == 0) known = false;
     }
   } else {
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+OracleWork OpWorkOracle(const RawOp& op, const std::string& kernel) {
+  OracleWork w;
+  if (!op.has_shapes || op.args.empty()) return w;
+  bool known = true;
+  OracleWork found;
+  if (!GemmAttentionCopyOracle(op, kernel, &found, &known) &&
+      !ReduceNormOracle(op, &found, &known) && !ElementwiseOracle(op, &found, &known)) {
     return w;
   }
-  w.has = true;
-  w.bytes_known = known;
-  if (!known) w.bytes = 0;
-  return w;
+  found.has = true;
+  found.bytes_known = known;
+  if (!known) found.bytes = 0;
+  return found;
 }
 
 }  // namespace qprof::testing_work
