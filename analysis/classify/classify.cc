@@ -144,6 +144,21 @@ proto::Attribution Classifier::Classify(const proto::Activity& a, const std::str
     }
     out.set_evidence(std::string(evidence::kMeasured));
     if (!role_note.empty()) out.set_evidence_detail(absl::StrCat(out.evidence_detail(), "; ", role_note));
+  } else if (a.has_metrics() && a.metrics().has_tensor_count()) {
+    // Only a count of tensor work was measured (ncu counters without the pipe utilisation):
+    // any tensor-core instruction makes a tensor kernel, none a SIMT one.
+    const double n = a.metrics().tensor_count();
+    std::string src = a.metrics().source().empty() ? "metrics" : a.metrics().source();
+    if (n > 0) {
+      out.set_pipe_class(std::string(pipe::kTensor));
+    } else if (out.pipe_class() != pipe::kComm && out.pipe_class() != pipe::kMemory) {
+      out.set_pipe_class(std::string(pipe::kSimt));
+    }
+    out.set_evidence_detail(absl::StrFormat("%s = %.4g %s (%s)", a.metrics().tensor_count_metric(),
+                                            n, n > 0 ? "tensor-pipe work" : "(no tensor-pipe work)",
+                                            src));
+    out.set_evidence(std::string(evidence::kMeasured));
+    if (!role_note.empty()) out.set_evidence_detail(absl::StrCat(out.evidence_detail(), "; ", role_note));
   }
   return out;
 }
