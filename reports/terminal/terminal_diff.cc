@@ -32,6 +32,18 @@ std::string ClassChange(const proto::DiffRow& r) {
   return r.a_class() + " -> " + r.b_class();
 }
 
+// "imported from /a/long/path/h100/trace.json.gz" -> "imported from .../h100/trace.json.gz":
+// where two sides' paths share a long prefix, the part that tells them apart is the end.
+std::string ProvenanceCell(const std::string& prov) {
+  constexpr size_t kWidth = 40;
+  if (prov.size() <= kWidth) return prov;
+  const size_t path = prov.find('/');
+  if (path == std::string::npos) return Ellipsize(prov, kWidth);
+  const std::string head = prov.substr(0, path);
+  const size_t keep = kWidth > head.size() + 3 ? kWidth - head.size() - 3 : 8;
+  return head + "..." + prov.substr(prov.size() - std::min(keep, prov.size() - path));
+}
+
 void Sides(const proto::Diff& d, TermCtx& c) {
   const std::string a = Label(d.a(), "A"), b = Label(d.b(), "B");
   TextTable t({{""}, {"A: " + a}, {"B: " + b}, {"B vs A", TextTable::kRight}});
@@ -69,8 +81,8 @@ void Sides(const proto::Diff& d, TermCtx& c) {
   t.AddRow({{"simt share"}, {FormatShare(d.a().simt_share())},
             {FormatShare(d.b().simt_share())},
             {FormatSharePoints(d.b().simt_share() - d.a().simt_share())}});
-  t.AddRow({{"provenance"}, {Ellipsize(d.a().provenance(), 34)},
-            {Ellipsize(d.b().provenance(), 34)}, {""}});
+  t.AddRow({{"provenance"}, {ProvenanceCell(d.a().provenance())},
+            {ProvenanceCell(d.b().provenance())}, {""}});
   c.out += t.Render(c.o.color);
   const int cells = c.width - 12;
   std::map<std::string, double> sa(d.a().class_share().begin(), d.a().class_share().end());
@@ -279,9 +291,16 @@ std::string DiffSummaryText(const proto::Diff& d, const TerminalOptions& options
   Ranks(d, c);
   DiffComm(d, c);
   if (d.has_verdict()) Verdict(d.verdict(), c);
-  if (d.warnings_size() > 0) {
+  if (d.warnings_size() + d.a().warnings_size() + d.b().warnings_size() > 0) {
     c.Heading("Warnings");
     for (const auto& w : d.warnings()) c.out += Wrap(w.code() + ": " + w.message(), c.width, "  ! ");
+    // Each side's own warnings (unattributed kernels, missing metrics, ...), by its label.
+    for (const proto::DiffSide* s : {&d.a(), &d.b()}) {
+      const std::string l = Label(*s, s == &d.a() ? "A" : "B");
+      for (const auto& w : s->warnings()) {
+        c.out += Wrap(fmt::format("[{}] {}: {}", l, w.code(), w.message()), c.width, "  ! ");
+      }
+    }
   }
   return c.out;
 }
