@@ -29,15 +29,21 @@ struct AnalyzeArgs {
   std::string partial_out;
   std::string ncu_csv;
   std::vector<std::string> graph_captures;
+  int threads = 0;
 };
 
 absl::Status RunAnalyze(const AnalyzeArgs& args) {
   RETURN_IF_ERROR(CheckStdout(args.out));
+  RETURN_IF_ERROR(api::CheckOutputs({{"--json", args.out.json_out},
+                                     {"--html", args.out.html_out},
+                                     {"--perfetto", args.perfetto_out},
+                                     {"--partial", args.partial_out}}));
   api::AnalyzeRequest request = RequestFor(args.out);
   request.inputs = args.inputs;
   request.ncu_csv = args.ncu_csv;
   request.perfetto = !args.perfetto_out.empty();
   request.graph_captures = args.graph_captures;
+  request.threads = args.threads;
   if (!args.partial_out.empty()) {
     ASSIGN_OR_RETURN(api::PartialResult partial, api::AnalyzePartial(request));
     RETURN_IF_ERROR(WriteFileAtomic(args.partial_out, partial.bytes));
@@ -89,6 +95,10 @@ void RegisterAnalyzeCommand(CLI::App& app, CommandRunner& runner) {
                   "replay's kernels take the context they had at capture, paired by kernel name "
                   "(ROCm) or launch order and count (CUDA), with the capture that fits best")
       ->check(CLI::ExistingFile);
+  cmd->add_option("--threads", args->threads,
+                  "Inputs read at once (0: one per core; 1: everything on one thread, also "
+                  "inside a large PyTorch profiler trace); at most 1024")
+      ->capture_default_str();
   cmd->callback([args, &runner] { runner.action = [args] { return RunAnalyze(*args); }; });
 }
 
