@@ -786,6 +786,13 @@ absl::StatusOr<proto::Profile> AnalyzeState(const ProfileState& state,
   WarnWork(state, options, &profile);
   WarnUnknownKernels(state, &profile);
   WarnSpanBeyondJson(&profile);
+  if (!profile.no_timeline().empty()) {
+    // Kernels laid end to end by the importer: their gaps, steps and sampled step say
+    // nothing, so the profile carries none (no_timeline says why).
+    profile.clear_idle();
+    profile.clear_timeline();
+    profile.clear_steps();
+  }
   return profile;
 }
 

@@ -19,6 +19,10 @@ namespace {
 // How far into the file the header row may be (nsys prints notices before the table when
 // the output goes to stdout).
 constexpr size_t kHeaderSearchBytes = 64 * 1024;
+// Launches are laid out one by one; a summary counting more than this (a whole day of a
+// busy GPU is ~1e9) is refused rather than taking minutes. The real decode summaries seen
+// count under 2e6.
+constexpr double kMaxLaunches = 2e8;
 
 // "Total Time (ns)" -> {"Total Time", "ns"}; "Time(%)" -> {"Time", "%"}; "Name" -> {"Name", ""}.
 struct Column {
@@ -279,9 +283,14 @@ absl::Status StreamNsysStatsCsvText(std::string_view text, const std::string& pa
       if (std::optional<int64_t> avg = ns(c.avg, c.avg_scale * *count)) total_ns = avg;
     }
     const std::string name(field(c.name));
-    if (!count || !total_ns || *count < 1 || *count > 1e12 || name.empty()) {
+    if (!count || !total_ns || *count < 1 || name.empty()) {
       ++skipped;
       continue;
+    }
+    if (static_cast<double>(launches) + *count > kMaxLaunches) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          path, ": line ", row.line, ": the summary counts more than ",
+          static_cast<uint64_t>(kMaxLaunches), " launches, which qprof lays out one by one"));
     }
     a.Clear();
     a.set_kind(proto::ACTIVITY_KIND_KERNEL);
