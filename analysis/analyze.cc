@@ -20,6 +20,7 @@
 #include "analysis/classify/rate_evidence.h"
 #include "analysis/device_choice.h"
 #include "analysis/devices/device_specs.h"
+#include "analysis/input_warnings.h"
 #include "analysis/occupancy/device_limits.h"
 #include "analysis/occupancy/diagnosis.h"
 #include "analysis/work/roofs.h"
@@ -32,6 +33,19 @@ namespace {
 using aggregate::GroupVerdict;
 using aggregate::KernelGroup;
 using aggregate::ProfileState;
+
+// "at compressed byte 1234" / "at byte 1234" from an importer's truncation detail ("...:
+// truncated gzip stream (ended at compressed byte 1234)"), else the detail in parentheses.
+std::string CutPlace(const std::string& detail) {
+  for (std::string_view key : {"compressed byte ", "byte "}) {
+    const size_t at = detail.find(key);
+    if (at == std::string::npos) continue;
+    size_t end = at + key.size();
+    while (end < detail.size() && detail[end] >= '0' && detail[end] <= '9') ++end;
+    if (end > at + key.size()) return absl::StrCat("at ", detail.substr(at, end - at));
+  }
+  return absl::StrCat("(", detail, ")");
+}
 
 void Warn(proto::Profile* p, const std::string& code, const std::string& message) {
   proto::Warning* w = p->add_warnings();
@@ -62,6 +76,10 @@ void DescribeInputs(const ProfileState& state, const AnalyzeOptions& options,
     }
     for (const std::string& n : h.notes()) profile->add_notes(n);
   }
+  // A profile has no timeline when none of its inputs has one.
+  bool all_without = !state.traces.empty();
+  for (const aggregate::TraceState& t : state.traces) all_without &= !t.header.no_timeline().empty();
+  if (all_without) profile->set_no_timeline(state.traces[0].header.no_timeline());
   for (const std::string& path : options.sass_sources) {
     proto::Source* s = profile->add_sources();
     s->set_path(path);
@@ -196,6 +214,8 @@ std::vector<GroupVerdict> AttributeKernels(const ProfileState& state,
     }
     if (tp_weight[r] > 0) {
       rep.mutable_metrics()->set_tensor_pipe_pct(tp_sum[r] / tp_weight[r]);
+      ++*with_metrics;
+    } else if (rep.metrics().has_tensor_count()) {
       ++*with_metrics;
     }
     const classify::ContextVerdict* context =
@@ -461,8 +481,24 @@ void AddCeilings(const ProfileState& state, const std::vector<GroupVerdict>& ver
   if (device.spec) AddRoleCeilings(state, verdicts, *device.spec, options, profile);
   if (device.spec) {  // say which GPU the rooflines describe, and why that one
     proto::Ceilings* ce = profile->mutable_ceilings();
+    // Name only what the reports print: the "at roofline" column when a row has it, the row
+    // marked * when a format ceiling is this run's format on this device.
+    std::vector<std::string> shown;
+    for (const auto& a : ce->amdahl()) {
+      if (a.has_speedup_at_roofline()) {
+        shown.push_back("\"at roofline\"");
+        break;
+      }
+    }
+    for (const auto& f : ce->formats()) {
+      if (f.is_profiled_device() && f.is_run_format()) {
+        shown.push_back("the format row marked *");
+        break;
+      }
+    }
     ce->set_notes(absl::StrCat(
-        "Rooflines (\"at roofline\", the * row) are for ", device.spec->name,
+        "Rooflines", shown.empty() ? "" : absl::StrCat(" (", absl::StrJoin(shown, ", "), ")"),
+        " are for ", device.spec->name,
         !options.device.empty() ? " (named by --device / qprof run --target)"
         : device.host_default
             ? " (default projection device for host-CPU runs; --device NAME to change)"
@@ -506,6 +542,8 @@ void WarnInputs(const ProfileState& state, proto::Profile* profile) {
 // Step 7, warnings: roles from launch contexts without a pipe class, and kernels whose launch
 // could not be found.
 void WarnLaunchContexts(const ProfileState& state, proto::Profile* profile) {
+  std::vector<const proto::TraceHeader*> headers;
+  for (const aggregate::TraceState& t : state.traces) headers.push_back(&t.header);
   uint64_t context_only = 0, context_only_time = 0;
   for (const auto& k : profile->kernels()) {
     if (k.evidence() == evidence::kLaunchContext && k.class_() == pipe::kOther) {
@@ -518,10 +556,10 @@ void WarnLaunchContexts(const ProfileState& state, proto::Profile* profile) {
     Warn(profile, "class_unknown",
          absl::StrFormat("%d kernels (%.1f%% of kernel time) have a role from their launch "
                          "context but no evidence for their pipe class (no metric, SASS, "
-                         "registry entry or name rule); they count as class \"other\" (pass "
-                         "--sass or --ncu to attribute them)",
+                         "registry entry or name rule); they count as class \"other\" (%s)",
                          context_only,
-                         kernel_time ? 100.0 * context_only_time / kernel_time : 0.0));
+                         kernel_time ? 100.0 * context_only_time / kernel_time : 0.0,
+                         AttributeHint(headers)));
   }
   bool joined = false;
   for (const aggregate::TraceState& t : state.traces) {
@@ -558,21 +596,15 @@ void WarnLaunchContexts(const ProfileState& state, proto::Profile* profile) {
 void WarnAnalysis(const ProfileState& state, const DeviceChoice& device, uint64_t with_metrics,
                   proto::Profile* profile) {
   const proto::Totals& totals = profile->totals();
+  std::vector<const proto::TraceHeader*> headers;
+  for (const aggregate::TraceState& t : state.traces) headers.push_back(&t.header);
   if (with_metrics == 0 && totals.kernel_count() > 0 &&
       profile->provenance() != proto::PROVENANCE_MODELLED) {  // a model has no counters
-    Warn(profile, "metrics_unavailable",
-         "no per-kernel tensor-pipe metrics in the input (collect them with CUPTI metrics or "
-         "pass --ncu CSV); pipe classes come from SASS, the registry or name rules");
+    Warn(profile, "metrics_unavailable", MetricsUnavailableMessage(headers));
   }
-  if (!device.spec) {
-    std::string names;
-    for (const aggregate::TraceState& t : state.traces) {
-      for (const auto& d : t.header.devices()) names += (names.empty() ? "" : ", ") + d.name();
-    }
-    Warn(profile, "device_unknown",
-         absl::StrCat("device ", names.empty() ? "(not reported)" : names,
-                      " is not in the spec table; pass --device NAME for ceilings on the "
-                      "profiled device"));
+  if (!device.spec) Warn(profile, "device_unknown", DeviceUnknownMessage(headers));
+  if (std::string mixed = MixedVendorsMessage(headers); !mixed.empty()) {
+    Warn(profile, "vendors_mixed", mixed);
   }
   if (device.spec && profile->provenance() == proto::PROVENANCE_MEASURED_HOST) {
     Warn(profile, "device_mismatch",
@@ -675,7 +707,39 @@ void WarnSpanBeyondJson(proto::Profile* profile) {
                        span, static_cast<double>(span) / 86400e9));
 }
 
-void WarnUnknownKernels(proto::Profile* profile) {
+// The tensor-parallel degree a trace states only by its world size (distributedInfo) is
+// taken when the collectives confirm it: every decode step runs collectives (tp_diagnosis)
+// over a group of n ranks. A training trace's world (data or expert parallel) never sets it.
+void ConfirmTensorParallel(proto::Profile* profile) {
+  proto::RunInfo* run = profile->mutable_run();
+  if (run->tp() > 0 || !profile->has_tp_diagnosis()) return;
+  const uint32_t n = profile->tp_diagnosis().group_size();
+  if (n < 2) return;
+  std::string source;
+  for (const auto& c : profile->comm().collectives()) {
+    if (c.name() == profile->tp_diagnosis().collective() && c.group_size() == n) {
+      source = c.group_size_source();
+      break;
+    }
+  }
+  run->set_tp(n);
+  (*run->mutable_extra())["tp_source"] = absl::StrCat(
+      "every decode step runs ", profile->tp_diagnosis().collective(), " over ", n,
+      " ranks (group size from ", source.empty() ? "the collectives" : source, ")");
+}
+
+// An input cut before its first kernel has nothing to analyse: one error line saying where it
+// was cut, rather than a profile of 0 launches.
+absl::Status CheckReadableInputs(const ProfileState& state) {
+  for (const aggregate::TraceState& t : state.traces) {
+    if (!t.truncated || t.kernel_records > 0) continue;
+    return absl::DataLossError(absl::StrCat(t.header.source_path(), ": no kernel before the cut ",
+                                            CutPlace(t.truncation_detail)));
+  }
+  return absl::OkStatus();
+}
+
+void WarnUnknownKernels(const ProfileState& state, proto::Profile* profile) {
   uint64_t unknown_time = 0;
   for (const auto& k : profile->kernels()) {
     if (k.evidence() == evidence::kUnknown) {
@@ -686,11 +750,13 @@ void WarnUnknownKernels(proto::Profile* profile) {
   if (profile->unknown_kernels_size() == 0) return;
   const uint64_t total = profile->totals().kernel_time_ns();
   double share = total ? static_cast<double>(unknown_time) / static_cast<double>(total) : 0;
+  std::vector<const proto::TraceHeader*> headers;
+  for (const aggregate::TraceState& t : state.traces) headers.push_back(&t.header);
   Warn(profile, "unknown_kernels",
        absl::StrFormat("%d kernels (%.1f%% of kernel time) could not be attributed: no metric, "
                        "SASS, registry entry or name rule; they are counted as class \"other\" "
-                       "and listed in unknown_kernels (pass --sass or --ncu to attribute them)",
-                       profile->unknown_kernels_size(), 100 * share));
+                       "and listed in unknown_kernels (%s)",
+                       profile->unknown_kernels_size(), 100 * share, AttributeHint(headers)));
 }
 
 }  // namespace
@@ -698,6 +764,7 @@ void WarnUnknownKernels(proto::Profile* profile) {
 absl::StatusOr<proto::Profile> AnalyzeState(const ProfileState& state,
                                             const AnalyzeOptions& options) {
   if (state.traces.empty()) return absl::InvalidArgumentError("no traces to analyse");
+  RETURN_IF_ERROR(CheckReadableInputs(state));
   ASSIGN_OR_RETURN(DeviceChoice device, ChooseDevice(state, options));
   proto::Profile profile;
   profile.set_schema_version(kProfileSchemaVersion);
@@ -722,6 +789,7 @@ absl::StatusOr<proto::Profile> AnalyzeState(const ProfileState& state,
   InferFormat(&profile);
   ceilings::AddLinkPeaks(device.spec, &profile);
   ceilings::DiagnoseTensorParallel(device.spec, &profile);
+  ConfirmTensorParallel(&profile);
   if (device.spec) work::FillRoofs(*device.spec, &profile);
   AddCeilings(state, verdicts, device, options, &profile);
   if (profile.totals().kernel_count() == 0) {
@@ -731,9 +799,16 @@ absl::StatusOr<proto::Profile> AnalyzeState(const ProfileState& state,
   WarnAnalysis(state, device, with_metrics, &profile);
   WarnCommSplit(state, verdicts, &profile);
   WarnWork(state, options, &profile);
-  WarnUnknownKernels(&profile);
+  WarnUnknownKernels(state, &profile);
   HeadlineOtherClass(&profile);
   WarnSpanBeyondJson(&profile);
+  if (!profile.no_timeline().empty()) {
+    // Kernels laid end to end by the importer: their gaps, steps and sampled step say
+    // nothing, so the profile carries none (no_timeline says why).
+    profile.clear_idle();
+    profile.clear_timeline();
+    profile.clear_steps();
+  }
   return profile;
 }
 

@@ -18,6 +18,9 @@
 namespace qprof::api {
 namespace {
 
+// Inputs read at once: more threads than this is a typo, not a machine.
+constexpr int kMaxThreads = 4096;
+
 void Note(const AnalyzeRequest& request, const std::string& line) {
   if (request.on_note) request.on_note(line);
 }
@@ -134,6 +137,12 @@ absl::StatusOr<AnalyzeOptions> OptionsFor(const AnalyzeRequest& request) {
 absl::StatusOr<aggregate::ProfileState> Accumulate(const AnalyzeRequest& request,
                                                    const WholeTracesFn& whole_traces) {
   if (request.inputs.empty()) return absl::InvalidArgumentError("no traces to analyse");
+  if (request.threads < 0 || request.threads > kMaxThreads) {
+    return absl::InvalidArgumentError(absl::StrCat("--threads ", request.threads,
+                                                   ": out of range 0 to ", kMaxThreads,
+                                                   " (0 = one per core; 1 = the calling thread)"));
+  }
+  RETURN_IF_ERROR(CheckDistinctInputs(request.inputs));
   ASSIGN_OR_RETURN(auto captures, LoadGraphCaptures(request.graph_captures));
   if (!request.ncu_csv.empty() || whole_traces) {
     return AccumulateWhole(request, whole_traces, captures);
@@ -151,6 +160,11 @@ absl::StatusOr<AnalyzeResult> Analyze(const AnalyzeRequest& request) {
     if (LooksLikeProfileJson(in)) return AnalyzeProfileReport(request);
   }
   ASSIGN_OR_RETURN(AnalyzeOptions options, OptionsFor(request));
+  return AnalyzeWith(request, options);
+}
+
+absl::StatusOr<AnalyzeResult> AnalyzeWith(const AnalyzeRequest& request,
+                                          const AnalyzeOptions& options) {
   // The Perfetto export lists every event, so it holds the traces in memory (as --ncu
   // does); they are rendered after the analysis, which gives each imported kernel its
   // class and role.

@@ -69,6 +69,11 @@ absl::StatusOr<aggregate::ProfileState> Accumulate(const AnalyzeRequest& request
 // trace are refused with InvalidArgument naming them), with request.label applied.
 absl::StatusOr<AnalyzeResult> Analyze(const AnalyzeRequest& request);
 
+// The same with the analysis options already made (OptionsFor): `qprof diff` makes them once
+// for both sides (SASS is read once).
+absl::StatusOr<AnalyzeResult> AnalyzeWith(const AnalyzeRequest& request,
+                                          const AnalyzeOptions& options);
+
 // `qprof analyze --partial`: the aggregation state as the bytes of a .qprofile file, and a
 // one-line description of it.
 struct PartialResult {

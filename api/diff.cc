@@ -1,10 +1,13 @@
 #include "api/diff.h"
 
+#include <filesystem>
 #include <optional>
+#include <system_error>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "analysis/aggregate/accumulator.h"
+#include "analysis/devices/device_specs.h"
 #include "analysis/diff/diff.h"
 #include "analysis/diff/verdict.h"
 #include "analysis/importers/import.h"
@@ -21,36 +24,55 @@ std::string BaseName(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
+// The folder holding `path`, by its own name ("" at the top of a relative path).
+std::string FolderName(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::path p = std::filesystem::absolute(path, ec).lexically_normal();
+  return ec ? "" : p.parent_path().filename().string();
+}
+
+// The device a profile ran on, as briefly as it can be said: the spec table's key, else
+// the name the trace gives.
+std::string DeviceLabel(const proto::Profile& p) {
+  if (p.devices().empty()) return "";
+  const std::string& name = p.devices(0).name();
+  if (const devices::DeviceSpec* s = devices::FindDevice(name)) return s->key;
+  return name == "unknown" ? "" : name;
+}
+
+std::string FormatLabel(const proto::Profile& p) {
+  return !p.run().format().empty() ? p.run().format() : p.format_inferred();
+}
+
 // One side: a Profile JSON report as it is, or a trace analysed with `options` (an ncu CSV
-// joined onto it first when given). --tokens/--steps replace a report's totals.
+// joined onto it, or graph captures paired, when given). --tokens/--steps replace a report's
+// totals.
 absl::StatusOr<proto::Profile> LoadSide(const DiffSideRequest& side, const std::string& ncu,
-                                        AnalyzeOptions options, bool analysis_options,
-                                        const NoteFn& note) {
+                                        const AnalyzeRequest& analysis, AnalyzeOptions options,
+                                        bool analysis_options) {
   options.label = side.label;
   options.tokens = side.tokens;
   options.steps = side.steps;
   proto::Profile p;
   if (LooksLikeProfileJson(side.path)) {
-    if (!ncu.empty() || analysis_options) {
+    if (!ncu.empty() || analysis_options || !side.graph_captures.empty()) {
       return absl::InvalidArgumentError(absl::StrCat(
-          side.path, ": a Profile JSON report is analysed already; --ncu, --sass, --device and "
-                     "--model-shape need its trace"));
+          side.path, ": a Profile JSON report is analysed already; --ncu, --sass, --device, "
+                     "--model-shape and --graph-capture need its trace"));
     }
     ASSIGN_OR_RETURN(p, ReadProfileReport(side.path));
     if (!side.label.empty()) p.set_label(side.label);
-  } else if (ncu.empty()) {
-    ASSIGN_OR_RETURN(p, LoadProfileInput(side.path, options));
   } else {
-    ASSIGN_OR_RETURN(proto::Trace trace, LoadTraceInput(side.path));
-    importers::NcuJoinStats st;
-    RETURN_IF_ERROR(importers::JoinNcuMetrics(&trace, ncu, &st));
-    if (note) {
-      note(fmt::format("{}: joined {} of {} ncu kernel rows onto {} kernels of {}", ncu,
-                       st.matched, st.ncu_kernels, st.trace_kernels, side.path));
-    }
-    aggregate::ProfileState state;
-    aggregate::AccumulateTrace(trace, &state);
-    ASSIGN_OR_RETURN(p, AnalyzeState(state, options));
+    AnalyzeRequest r = analysis;
+    r.inputs = {side.path};
+    r.ncu_csv = ncu;
+    r.graph_captures = side.graph_captures;
+    r.label = side.label;
+    r.tokens = side.tokens;
+    r.steps = side.steps;
+    r.perfetto = false;
+    ASSIGN_OR_RETURN(AnalyzeResult result, AnalyzeWith(r, options));
+    p = std::move(result.profile);
   }
   if (side.tokens > 0) p.mutable_totals()->set_tokens(side.tokens);
   if (side.steps > 0) p.mutable_totals()->set_steps(side.steps);
@@ -73,6 +95,21 @@ absl::StatusOr<proto::Diff> DiffProfiles(const proto::Profile& a, const proto::P
   return d;
 }
 
+std::pair<std::string, std::string> SideLabels(const proto::Profile& a, const proto::Profile& b,
+                                               const std::string& path_a,
+                                               const std::string& path_b) {
+  const std::pair<std::string, std::string> candidates[] = {
+      {DeviceLabel(a), DeviceLabel(b)},
+      {FolderName(path_a), FolderName(path_b)},
+      {FormatLabel(a), FormatLabel(b)},
+      {BaseName(path_a), BaseName(path_b)},
+  };
+  for (const auto& [la, lb] : candidates) {
+    if (!la.empty() && !lb.empty() && la != lb) return {la, lb};
+  }
+  return {"A", "B"};
+}
+
 absl::StatusOr<DiffResult> Diff(const DiffRequest& request) {
   // Limits are checked before any input is read: a typo fails at once.
   if (!request.max_regression.empty()) {
@@ -87,14 +124,15 @@ absl::StatusOr<DiffResult> Diff(const DiffRequest& request) {
   const bool analysis_options = !an.sass_paths.empty() || !an.device.empty() || !an.model.empty();
   DiffResult out;
   ASSIGN_OR_RETURN(out.a, LoadSide(request.a, request.a.ncu.empty() ? an.ncu_csv : request.a.ncu,
-                                   options, analysis_options, an.on_note));
+                                   an, options, analysis_options));
   ASSIGN_OR_RETURN(out.b, LoadSide(request.b, request.b.ncu.empty() ? an.ncu_csv : request.b.ncu,
-                                   options, analysis_options, an.on_note));
-  // Two inputs with the same label (e.g. both "mxfp4", or an empty run format) are told
-  // apart by their file names.
+                                   an, options, analysis_options));
+  // Two inputs with the same label (both "mxfp4", or two files of one name in two folders)
+  // are told apart by what differs between them.
   if (request.a.label.empty() && request.b.label.empty() && out.a.label() == out.b.label()) {
-    out.a.set_label(BaseName(request.a.path));
-    out.b.set_label(BaseName(request.b.path));
+    auto [la, lb] = SideLabels(out.a, out.b, request.a.path, request.b.path);
+    out.a.set_label(la);
+    out.b.set_label(lb);
   }
   ASSIGN_OR_RETURN(out.diff, DiffProfiles(out.a, out.b, request.max_regression));
   return out;

@@ -6,6 +6,8 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "api/analyze.h"
@@ -17,9 +19,13 @@ namespace qprof::api {
 struct DiffSideRequest {
   std::string path;   // trace of any kind, or a Profile JSON report
   std::string ncu;    // Nsight Compute CSV joined onto this side's trace
-  std::string label;  // default: its format, else its file name when both labels agree
+  // Default: its format, else its file name; when both agree, what tells the sides apart
+  // (SideLabels).
+  std::string label;
   uint64_t tokens = 0;
   uint32_t steps = 0;
+  // Traces of this side's CUDA-graph captures (`analyze --graph-capture`).
+  std::vector<std::string> graph_captures;
 };
 
 struct DiffRequest {
@@ -38,6 +44,14 @@ struct DiffResult {
 };
 
 absl::StatusOr<DiffResult> Diff(const DiffRequest& request);
+
+// Labels for two sides whose labels agree (two files named alike, two runs of one format):
+// what differs between them, in this order: the device ("h100" / "mi300x", the spec-table
+// name when known), the folder holding the file ("h100/" / "mi300/"), the format, the file
+// name; "A" and "B" when nothing does.
+std::pair<std::string, std::string> SideLabels(const proto::Profile& a, const proto::Profile& b,
+                                               const std::string& path_a,
+                                               const std::string& path_b);
 
 // Two Profiles already in memory (the Python module's): their Diff and, with limits
 // (`--max-regression`'s syntax), its verdict. InvalidArgument for limits that do not parse

@@ -1,6 +1,9 @@
 #include "api/inputs.h"
 
+#include <sys/stat.h>
+
 #include <fstream>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "base/file_util.h"
@@ -27,6 +30,24 @@ absl::StatusOr<std::shared_ptr<const importers::GraphCaptureSet>> LoadGraphCaptu
   importers::ImportOptions options;
   options.progress = false;
   return importers::ReadGraphCaptures(paths, options);
+}
+
+absl::Status CheckDistinctInputs(const std::vector<std::string>& paths) {
+  std::vector<std::pair<std::pair<dev_t, ino_t>, const std::string*>> seen;
+  for (const std::string& p : paths) {
+    struct stat st;
+    if (::stat(p.c_str(), &st) != 0) continue;  // the importer says what is wrong with it
+    const std::pair<dev_t, ino_t> id{st.st_dev, st.st_ino};
+    for (const auto& [other, name] : seen) {
+      if (other != id) continue;
+      return absl::InvalidArgumentError(absl::StrCat(
+          p, ": given twice", *name == p ? "" : absl::StrCat(" (also as ", *name, ")"),
+          ": each input is analysed as one rank, so a repeat would count its kernels twice; "
+          "give it once"));
+    }
+    seen.emplace_back(id, &p);
+  }
+  return absl::OkStatus();
 }
 
 bool LooksLikeProfileJson(const std::string& path) {

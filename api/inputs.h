@@ -45,6 +45,11 @@ struct AccumulateOptions {
 absl::StatusOr<aggregate::ProfileState> AccumulateInputs(const std::vector<std::string>& paths,
                                                          const AccumulateOptions& options = {});
 
+// Refuses a file given twice (the same path, or two paths of one file): each input is one
+// rank (or one partial profile), so a repeat would count its kernels twice as two ranks.
+// InvalidArgument naming both spellings.
+absl::Status CheckDistinctInputs(const std::vector<std::string>& paths);
+
 // True when the file looks like a Profile JSON report (a JSON object with
 // "schema_version" and no "traceEvents" near its start).
 bool LooksLikeProfileJson(const std::string& path);

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "analysis/aggregate/partial.h"
+#include "api/inputs.h"
 #include "base/status_macros.h"
 #include "fmt/core.h"
 
@@ -13,6 +14,7 @@ absl::StatusOr<aggregate::ProfileState> MergedState(const MergeRequest& request)
   if (request.paths.empty() && request.bytes.empty()) {
     return absl::InvalidArgumentError("no partial profiles to merge");
   }
+  RETURN_IF_ERROR(CheckDistinctInputs(request.paths));
   aggregate::ProfileState state;
   for (const std::string& path : request.paths) {
     ASSIGN_OR_RETURN(aggregate::ProfileState s, aggregate::ReadPartialFile(path));

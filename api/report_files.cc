@@ -1,10 +1,44 @@
 #include "api/report_files.h"
 
+#include <filesystem>
+#include <system_error>
+
+#include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "reports/html/html_report.h"
 #include "reports/json/json_report.h"
 
 namespace qprof::api {
+
+absl::Status CheckOutputs(const std::vector<NamedOutput>& outputs) {
+  std::vector<std::pair<std::string, const NamedOutput*>> seen;  // normalised path
+  const NamedOutput* to_stdout = nullptr;
+  for (const NamedOutput& o : outputs) {
+    if (o.path.empty()) continue;
+    if (o.path == "-") {
+      if (to_stdout != nullptr) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            to_stdout->option, " and ", o.option, " both write to standard output (-): give "
+            "one of them a file name"));
+      }
+      to_stdout = &o;
+      continue;
+    }
+    RETURN_IF_ERROR(CheckOutputPath(o.path));
+    std::error_code ec;
+    std::string norm = std::filesystem::absolute(o.path, ec).lexically_normal().string();
+    if (ec) norm = o.path;
+    for (const auto& [p, other] : seen) {
+      if (p == norm) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            other->option, " and ", o.option, " both name ", o.path,
+            ": give each report its own file"));
+      }
+    }
+    seen.emplace_back(std::move(norm), &o);
+  }
+  return absl::OkStatus();
+}
 
 absl::Status ReportFiles::Add(const std::string& path, std::string data, std::string note) {
   if (path == "-") {

@@ -38,6 +38,18 @@ class ReportFiles {
   std::string stdout_data_;
 };
 
+// One output of a command, by the option that names it: {"--html", "out.html"}.
+struct NamedOutput {
+  std::string option;
+  std::string path;  // "" = not asked for; "-" = standard output
+};
+
+// Checks a command's outputs before any work is done: each names a file that can be written
+// (CheckOutputPath: not a directory, its folder exists), no two name the same file
+// ("--json and --html both name out.html"), at most one goes to standard output.
+// InvalidArgument / NotFound with one line.
+absl::Status CheckOutputs(const std::vector<NamedOutput>& outputs);
+
 // Where a Profile's or a Diff's reports go ("" = not asked for; "-" = standard output).
 struct ReportPaths {
   std::string json;

@@ -28,6 +28,22 @@ absl::Status ErrnoStatus(std::string_view what, const std::string& path, int err
 
 }  // namespace
 
+absl::Status CheckOutputPath(const std::string& path) {
+  if (path.empty()) return absl::InvalidArgumentError("empty output file name");
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": is a directory, not a file to write"));
+  }
+  const size_t slash = path.find_last_of('/');
+  if (slash != std::string::npos && slash > 0) {
+    const std::string dir = path.substr(0, slash);
+    if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+      return absl::NotFoundError(absl::StrCat(path, ": folder ", dir, " does not exist"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 std::string TempPathFor(const std::string& path) {
   static std::atomic<uint64_t> counter{0};
   return absl::StrCat(path, ".tmp.", getpid(), ".", counter.fetch_add(1));
@@ -38,6 +54,7 @@ namespace {
 // Writes `data` to a new temporary next to `path` and flushes it; returns the temporary's
 // name. Errors name `path`: the temporary is an implementation detail.
 absl::StatusOr<std::string> WriteTemporary(const std::string& path, std::string_view data) {
+  if (absl::Status st = CheckOutputPath(path); !st.ok()) return st;
   const std::string tmp = TempPathFor(path);
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return ErrnoStatus("cannot create", path, errno);

@@ -17,6 +17,12 @@
 
 namespace qprof {
 
+// Whether `path` can name an output file: InvalidArgument "<path>: is a directory, not a
+// file to write" when it names a folder, NotFound "<path>: folder <dir> does not exist" when
+// its folder is missing. Every writer below checks it first, so the command line (which
+// checks its outputs before any work) and the Python module word these errors alike.
+absl::Status CheckOutputPath(const std::string& path);
+
 // Writes `data` to `path` atomically (temp file + fsync + rename). Errors name `path`, the
 // user's file, never the temporary.
 absl::Status WriteFileAtomic(const std::string& path, std::string_view data);

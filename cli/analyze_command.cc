@@ -35,6 +35,10 @@ struct AnalyzeArgs {
 
 absl::Status RunAnalyze(const AnalyzeArgs& args) {
   RETURN_IF_ERROR(CheckStdout(args.out));
+  RETURN_IF_ERROR(api::CheckOutputs({{"--json", args.out.json_out},
+                                     {"--html", args.out.html_out},
+                                     {"--perfetto", args.perfetto_out},
+                                     {"--partial", args.partial_out}}));
   api::AnalyzeRequest request = RequestFor(args.out);
   request.inputs = args.inputs;
   request.ncu_csv = args.ncu_csv;
@@ -95,9 +99,8 @@ void RegisterAnalyzeCommand(CLI::App& app, CommandRunner& runner) {
   cmd->add_option("--threads", args->threads,
                   "The most threads the analysis runs on: traces read at once, and the worker "
                   "threads one large trace decodes on; 1 reads everything on one thread "
-                  "(default: one per core)")
-      ->check(CLI::Range(1, 4096))
-      ->option_text("N");
+                  "(default: one per core; at most 4096)")
+      ->option_text("N");  // the range is checked by the API, so Python words it alike
   cmd->callback([args, &runner] { runner.action = [args] { return RunAnalyze(*args); }; });
 }
 

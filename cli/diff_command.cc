@@ -1,5 +1,6 @@
 // `qprof diff A B [--json OUT|-] [--html OUT] [--csv [--table T]...] [--wide] [--sass F]...
-//  [--ncu CSV | --ncu-a CSV --ncu-b CSV] [--device NAME] [--model-shape CONFIG] [--top N]`:
+//  [--ncu CSV | --ncu-a CSV --ncu-b CSV] [--graph-capture-a T]... [--graph-capture-b T]...
+//  [--device NAME] [--model-shape CONFIG] [--top N]`:
 // compare two runs. A and B are traces of any kind or Profile JSON reports written by
 // `qprof analyze --json`; the analysis options apply to trace inputs as in `qprof analyze`.
 #include <memory>
@@ -28,6 +29,8 @@ struct DiffArgs {
 
 absl::Status RunDiff(const DiffArgs& args) {
   RETURN_IF_ERROR(CheckStdout(args.out));
+  RETURN_IF_ERROR(api::CheckOutputs({{"--json", args.out.json_out},
+                                     {"--html", args.out.html_out}}));
   api::DiffRequest request;
   request.a = args.a;
   request.b = args.b;
@@ -82,8 +85,17 @@ void RegisterDiffCommand(CLI::App& app, CommandRunner& runner) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--ncu-b", args->b.ncu, "Nsight Compute CSV for B only")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--label-a", args->a.label, "Label for A (default: its format or file name)");
-  cmd->add_option("--label-b", args->b.label, "Label for B (default: its format or file name)");
+  cmd->add_option("--label-a", args->a.label,
+                  "Label for A (default: its format or file name; when both sides' agree, what "
+                  "differs: device, folder, format)");
+  cmd->add_option("--label-b", args->b.label, "Label for B (default: as for A)");
+  cmd->add_option("--graph-capture-a", args->a.graph_captures,
+                  "PyTorch profiler trace of A's CUDA-graph captures (as `analyze "
+                  "--graph-capture`); repeatable")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--graph-capture-b", args->b.graph_captures,
+                  "The same for B")
+      ->check(CLI::ExistingFile);
   AddWorkOptions(cmd, &args->a.tokens, &args->a.steps, "-a");
   AddWorkOptions(cmd, &args->b.tokens, &args->b.steps, "-b");
   cmd->add_option("--max-regression", args->max_regression,

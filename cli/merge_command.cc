@@ -8,6 +8,7 @@
 
 #include "CLI/CLI.hpp"
 #include "api/merge.h"
+#include "api/report_files.h"
 #include "base/absl_fmt.h"
 #include "base/file_util.h"
 #include "base/status_macros.h"
@@ -25,6 +26,10 @@ struct MergeArgs {
 };
 
 absl::Status RunMerge(const MergeArgs& args) {
+  RETURN_IF_ERROR(CheckStdout(args.out));
+  RETURN_IF_ERROR(api::CheckOutputs({{"--json", args.out.json_out},
+                                     {"--html", args.out.html_out},
+                                     {"--partial", args.partial_out}}));
   api::MergeRequest request;
   request.paths = args.inputs;
   request.analysis = RequestFor(args.out);

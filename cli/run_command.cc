@@ -234,7 +234,7 @@ void AddRunSettings(CLI::App* cmd, RunArgs& args) {
   cmd->add_option("--seed", o.seed, "Seed of the synthetic weights, prompts and caches")
       ->capture_default_str();
   cmd->add_option("--threads", o.threads, "CPU threads (0 = all cores)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, 4096));
   cmd->add_option("--checkpoint", o.checkpoint_dir,
                   "Load expert and dense weights from a quantized checkpoint folder");
   cmd->add_flag("--check", o.check,

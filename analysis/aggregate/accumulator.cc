@@ -568,10 +568,15 @@ void TraceAccumulator::AddLaunch(KernelGroup& g, uint32_t group, const proto::Ac
     g.rep_key = key;
   }
   ++g.launches;
-  if (a.has_metrics() && a.metrics().has_tensor_pipe_pct()) {
-    double w = static_cast<double>(std::max<int64_t>(1, a.end_ns() - a.start_ns()));
-    g.class_tp_sum += a.metrics().tensor_pipe_pct() * w;
-    g.class_tp_weight += w;
+  // Tensor-pipe evidence: a utilisation (weighted into the share classification reads), or
+  // only a count of tensor work (ncu --metrics with counters: the representative carries it).
+  const bool tensor_pct = a.has_metrics() && a.metrics().has_tensor_pipe_pct();
+  if (tensor_pct || (a.has_metrics() && a.metrics().has_tensor_count())) {
+    if (tensor_pct) {
+      double w = static_cast<double>(std::max<int64_t>(1, a.end_ns() - a.start_ns()));
+      g.class_tp_sum += a.metrics().tensor_pipe_pct() * w;
+      g.class_tp_weight += w;
+    }
     if (!g.has_metrics_rep || key < g.metrics_key) {
       g.metrics_rep = a.metrics();
       g.metrics_key = key;

@@ -132,7 +132,7 @@ struct KernelGroup {
   proto::Activity rep;                 // first launch (LaunchKey): what classification reads
   LaunchKey rep_key;
   bool has_metrics_rep = false;
-  proto::KernelMetrics metrics_rep;    // of the first launch with tensor_pipe_pct
+  proto::KernelMetrics metrics_rep;    // of the first launch with tensor_pipe_pct or tensor_count
   LaunchKey metrics_key;
   // Classification's measured tensor-pipe share: sum(pct * max(1, duration)) over every
   // launch that has it, and the weight.

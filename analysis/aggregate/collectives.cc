@@ -188,12 +188,25 @@ CollectiveLaunch DescribeCollective(const proto::Activity& a, const std::string&
                       : size && *size > 0    ? absl::StrCat(*pg, " (", *size, " ranks)")
                                              : *pg;
   }
+  const auto& extra = header.run().extra();
+  const auto pg_size = pg != nullptr ? extra.find(absl::StrCat("distributed.pg_size.", *pg))
+                                     : extra.end();
+  uint32_t pg_n = 0;
   if (auto n = size; n && *n > 0 && *n < (1u << 31)) {
     k.group_size = static_cast<uint32_t>(*n);
     k.group_size_source = "Kineto \"Group size\"";
+  } else if (pg_size != extra.end() && absl::SimpleAtoi(pg_size->second, &pg_n) && pg_n > 0) {
+    k.group_size = pg_n;
+    k.group_size_source = "distributedInfo.pg_config (pg_size of its process group)";
   } else if (header.run().tp() > 0) {
     k.group_size = header.run().tp();
     k.group_size_source = "run info: tensor-parallel degree";
+  } else if (auto w = extra.find("distributed.world_size");
+             pg == nullptr && w != extra.end() && absl::SimpleAtoi(w->second, &pg_n) && pg_n > 1) {
+    // A collective whose process group the trace does not name (vLLM's custom all-reduce)
+    // is taken to span the world the trace states; the source says so.
+    k.group_size = pg_n;
+    k.group_size_source = "distributedInfo.world_size (the trace names no process group)";
   }
   // S: the larger of the input and output element counts (all-gather's output and
   // reduce-scatter's input are the whole buffer) times the element size.

@@ -114,6 +114,11 @@ proto::RankSummary Summarise(proto::Profile* profile) {
 void EmitRanks(const ProfileState& state, const std::vector<GroupVerdict>& verdicts,
                proto::Profile* profile) {
   if (state.traces.size() < 2) return;
+  // Nsight Compute CSVs are kernels profiled one at a time (a file per kernel or per
+  // selection), not the ranks of a job: no rank comparison among them.
+  bool all_ncu = true;
+  for (const TraceState& t : state.traces) all_ncu &= t.header.source_kind() == "ncu-csv";
+  if (all_ncu) return;
   for (uint32_t i = 0; i < state.traces.size(); ++i) {
     *profile->add_ranks() = RankRowOf(state, verdicts, i);
   }

@@ -197,7 +197,7 @@ proto::Ceilings ComputeCeilings(const proto::Profile& p, const CeilingInputs& in
       r.set_speedup_if_vanished_span(fs < 1.0 ? 1.0 / (1.0 - fs) : 0.0);
     }
   }
-  c.set_measured_tokens_per_s(in.measured_tokens_per_s);
+  if (in.measured_tokens_per_s > 0) c.set_measured_tokens_per_s(in.measured_tokens_per_s);
   if (!in.step_work) {
     c.set_notes(
         "whole-step format ceilings need the weights read per step: our runtime's traces carry "

@@ -172,7 +172,14 @@ void DiagnoseTensorParallel(const devices::DeviceSpec* device, proto::Profile* p
                           t->busbw_gbps(), 100 * t->link_fraction(), t->link(),
                           t->link_peak_gbps());
   } else if (!t->has_busbw_gbps()) {
-    note += "; bus bandwidth unknown (the trace gives no message size or group size)";
+    // Say what is missing, not what is known: a row with n = 4 has its group size.
+    const bool has_n = top->group_size() >= 2, has_bytes = top->calls_with_bytes() > 0;
+    note += !has_n && !has_bytes ? "; bus bandwidth unknown (the trace gives no message size or "
+                                   "group size)"
+            : !has_bytes ? absl::StrFormat("; bus bandwidth unknown: the group size is %d (%s) "
+                                           "but the trace gives no message size",
+                                           top->group_size(), top->group_size_source())
+                         : "; bus bandwidth unknown (the trace gives no group size)";
   }
   note += ".";
   if (device != nullptr && !IsNvlink(device->interconnect) && device->interconnect_gbps.value > 0) {

@@ -47,6 +47,49 @@ const KnownKernel* Classifier::FindKnown(const proto::Activity& a, const std::st
   return nullptr;
 }
 
+namespace {
+
+// Measured tensor-pipe activity beats everything; a measured count of tensor work (ncu
+// counters without the pipe utilisation) decides the class too. `role_note` says where the
+// role came from when a launch context decided it.
+void ApplyMeasured(const proto::Activity& a, double threshold_pct, const std::string& role_note,
+                   proto::Attribution* out) {
+  if (a.has_metrics() && a.metrics().has_tensor_pipe_pct()) {
+    double pct = a.metrics().tensor_pipe_pct();
+    std::string src = a.metrics().source().empty() ? "metrics" : a.metrics().source();
+    if (pct >= threshold_pct) {
+      out->set_pipe_class(std::string(pipe::kTensor));
+      out->set_evidence_detail(absl::StrFormat("tensor pipe active %.2f%% >= %.2g%% (%s)", pct,
+                                              threshold_pct, src));
+    } else {
+      if (out->pipe_class() != pipe::kComm && out->pipe_class() != pipe::kMemory) {
+        out->set_pipe_class(std::string(pipe::kSimt));
+      }
+      out->set_evidence_detail(absl::StrFormat("tensor pipe active %.2f%% < %.2g%% (%s)", pct,
+                                              threshold_pct, src));
+    }
+    out->set_evidence(std::string(evidence::kMeasured));
+    if (!role_note.empty()) out->set_evidence_detail(absl::StrCat(out->evidence_detail(), "; ", role_note));
+  } else if (a.has_metrics() && a.metrics().has_tensor_count()) {
+    // Only a count of tensor work was measured (ncu counters without the pipe utilisation):
+    // any tensor-core instruction makes a tensor kernel, none a SIMT one.
+    const double n = a.metrics().tensor_count();
+    std::string src = a.metrics().source().empty() ? "metrics" : a.metrics().source();
+    if (n > 0) {
+      out->set_pipe_class(std::string(pipe::kTensor));
+    } else if (out->pipe_class() != pipe::kComm && out->pipe_class() != pipe::kMemory) {
+      out->set_pipe_class(std::string(pipe::kSimt));
+    }
+    out->set_evidence_detail(absl::StrFormat("%s = %.4g %s (%s)", a.metrics().tensor_count_metric(),
+                                            n, n > 0 ? "tensor-pipe work" : "(no tensor-pipe work)",
+                                            src));
+    out->set_evidence(std::string(evidence::kMeasured));
+    if (!role_note.empty()) out->set_evidence_detail(absl::StrCat(out->evidence_detail(), "; ", role_note));
+  }
+}
+
+}  // namespace
+
 proto::Attribution Classifier::Classify(const proto::Activity& a, const std::string& norm,
                                         const ContextVerdict* context) const {
   proto::Attribution out;
@@ -126,24 +169,7 @@ proto::Attribution Classifier::Classify(const proto::Activity& a, const std::str
     out.set_evidence_detail(absl::StrCat("SASS ", s->detail));
     if (!role_note.empty()) out.set_evidence_detail(absl::StrCat(out.evidence_detail(), "; ", role_note));
   }
-  // Measured tensor-pipe activity beats everything.
-  if (a.has_metrics() && a.metrics().has_tensor_pipe_pct()) {
-    double pct = a.metrics().tensor_pipe_pct();
-    std::string src = a.metrics().source().empty() ? "metrics" : a.metrics().source();
-    if (pct >= options_.tensor_pipe_threshold_pct) {
-      out.set_pipe_class(std::string(pipe::kTensor));
-      out.set_evidence_detail(absl::StrFormat("tensor pipe active %.2f%% >= %.2g%% (%s)", pct,
-                                              options_.tensor_pipe_threshold_pct, src));
-    } else {
-      if (out.pipe_class() != pipe::kComm && out.pipe_class() != pipe::kMemory) {
-        out.set_pipe_class(std::string(pipe::kSimt));
-      }
-      out.set_evidence_detail(absl::StrFormat("tensor pipe active %.2f%% < %.2g%% (%s)", pct,
-                                              options_.tensor_pipe_threshold_pct, src));
-    }
-    out.set_evidence(std::string(evidence::kMeasured));
-    if (!role_note.empty()) out.set_evidence_detail(absl::StrCat(out.evidence_detail(), "; ", role_note));
-  }
+  ApplyMeasured(a, options_.tensor_pipe_threshold_pct, role_note, &out);
   return out;
 }
 

@@ -33,11 +33,20 @@ proto::DiffSide Side(const proto::Profile& p) {
   s.set_format(p.run().format());
   s.set_kernel_time_ns(p.totals().kernel_time_ns());
   s.set_busy_time_ns(p.totals().busy_time_ns());
-  s.set_tokens_per_s(TokensPerS(p));
+  if (const double tps = TokensPerS(p); tps > 0) s.set_tokens_per_s(tps);
   s.set_tensor_share(ClassShare(p, pipe::kTensor));
   s.set_simt_share(ClassShare(p, pipe::kSimt));
   s.set_provenance(p.totals().provenance());
   for (const auto& c : p.classes()) (*s.mutable_class_share())[c.class_()] = c.share();
+  uint64_t unattributed = 0;
+  for (const auto& k : p.kernels()) {
+    if (k.evidence() == evidence::kUnknown) unattributed += k.time_ns();
+  }
+  if (p.totals().kernel_time_ns() > 0) {
+    s.set_unattributed_share(static_cast<double>(unattributed) /
+                             static_cast<double>(p.totals().kernel_time_ns()));
+  }
+  *s.mutable_warnings() = p.warnings();
   return s;
 }
 

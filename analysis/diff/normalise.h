@@ -9,8 +9,9 @@
 //   call   otherwise: each row's time per call (kernel launches of that row).
 // Each row's change splits into work and speed: delta = (b units - a units) * a per unit
 // (more or less work captured) + b units * (b per unit - a per unit) (speed_delta_ns). The
-// role with the largest |speed_delta_ns| is the one that moved; the per-unit headline names
-// it. Warnings say when the sides captured different amounts of work (their units, i.e.
+// role with the largest |speed_delta_ns| is the one that moved; the per-unit headline leads
+// with it and then names the largest change the other way (opposite_role), so a reader sees
+// both the largest slowdown and the largest speedup. Warnings say when the sides captured different amounts of work (their units, i.e.
 // tokens, steps or all kernel calls, differ by more than kWorkTolerance), ran on different
 // devices, or lack the role the headline names.
 #ifndef QPROF_ANALYSIS_DIFF_NORMALISE_H_

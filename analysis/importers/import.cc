@@ -15,6 +15,7 @@
 #include "analysis/importers/kineto/kineto_importer.h"
 #include "analysis/importers/ncu/ncu_importer.h"
 #include "analysis/importers/nsys/nsys_importer.h"
+#include "analysis/importers/nsys_stats/nsys_stats_csv.h"
 #include "analysis/importers/qtrace/qtrace_importer.h"
 #include "analysis/occupancy/annotate.h"
 #include "base/status_macros.h"
@@ -48,6 +49,7 @@ const char* InputKindName(InputKind kind) {
     case InputKind::kNsysSqlite: return "nsys-sqlite";
     case InputKind::kKinetoJson: return "kineto-json";
     case InputKind::kNcuCsv: return "ncu-csv";
+    case InputKind::kNsysStatsCsv: return "nsys-stats-csv";
     case InputKind::kUnknown: break;
   }
   return "unknown";
@@ -68,6 +70,7 @@ InputKind DetectInputKindFromBytes(const std::string& head) {
   while (i < h.size() && (h[i] == ' ' || h[i] == '\t' || h[i] == '\n' || h[i] == '\r')) ++i;
   if (i < h.size() && (h[i] == '{' || h[i] == '[')) return InputKind::kKinetoJson;
   if (LooksLikeNcuCsv(h)) return InputKind::kNcuCsv;
+  if (LooksLikeNsysStatsCsv(h)) return InputKind::kNsysStatsCsv;
   return InputKind::kUnknown;
 }
 
@@ -151,6 +154,12 @@ absl::StatusOr<proto::Trace> ImportFile(const std::string& path, const ImportOpt
     case InputKind::kNsysSqlite: trace = ImportNsysSqlite(path, options); break;
     case InputKind::kKinetoJson: trace = ImportKinetoJson(path, options); break;
     case InputKind::kNcuCsv: trace = ImportNcuCsv(path, options); break;
+    case InputKind::kNsysStatsCsv: {
+      TraceBuilder builder;
+      absl::Status st = StreamNsysStatsCsv(path, &builder);
+      trace = st.ok() ? absl::StatusOr<proto::Trace>(builder.Take()) : st;
+      break;
+    }
     case InputKind::kUnknown: break;
   }
   // Occupancy and waves of every launch with a launch configuration (Activity.occupancy).
@@ -171,6 +180,7 @@ absl::Status StreamFile(const std::string& path, TraceSink* sink, const ImportOp
       FeedTrace(trace, sink);
       return absl::OkStatus();
     }
+    case InputKind::kNsysStatsCsv: return StreamNsysStatsCsv(path, sink);
     case InputKind::kUnknown: break;
   }
   return absl::InternalError("unreachable");

@@ -7,12 +7,16 @@
 //   "SQLite format 3\0"                -> Nsight Systems SQLite export
 //   gzip magic 1f 8b, or '{' / '['     -> PyTorch profiler / Kineto JSON (.json, .json.gz)
 //   text with "Kernel Name" and "Metric Name"/"ID" in a header -> Nsight Compute CSV
+//   text with an `nsys stats --format csv` header ("Time (%)", "Total Time (ns)", ...)
+//                                      -> nsys stats kernel summary (a profile without a
+//                                         timeline; other stats reports are refused with
+//                                         the report to export instead)
 // Anything else is InvalidArgument ("<path>: not a trace qprof can read (...)").
 //
 // Contracts of every importer:
 //  - header.provenance = PROVENANCE_IMPORTED (a .qtrace keeps its own), header.source_path
 //    = the path given, header.source_kind = "qtrace" | "nsys-sqlite" | "kineto-json" |
-//    "ncu-csv", header.collector.collector = "import:<kind>".
+//    "ncu-csv" | "nsys-stats-csv", header.collector.collector = "import:<kind>".
 //  - activities are kernels, memcpys and memsets, in the order of their start time per
 //    source; times in ns on the source's clock (nsys: session ns; Kineto: us * 1000 with
 //    baseTimeNanoseconds added when present); names demangled when the source has them.
@@ -53,9 +57,9 @@ namespace qprof::importers {
 
 class GraphCaptureSet;  // common/graph_capture.h
 
-enum class InputKind { kUnknown, kQtrace, kNsysSqlite, kKinetoJson, kNcuCsv };
+enum class InputKind { kUnknown, kQtrace, kNsysSqlite, kKinetoJson, kNcuCsv, kNsysStatsCsv };
 
-// "qtrace", "nsys-sqlite", "kineto-json", "ncu-csv", "unknown".
+// "qtrace", "nsys-sqlite", "kineto-json", "ncu-csv", "nsys-stats-csv", "unknown".
 const char* InputKindName(InputKind kind);
 
 struct ImportOptions {

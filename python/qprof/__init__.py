@@ -20,6 +20,7 @@ PermissionError) with the one-line message the CLI prints.
 from __future__ import annotations
 
 import os
+import warnings
 from typing import Iterable, Optional, Sequence, Union
 
 from . import _qprof
@@ -59,6 +60,26 @@ def _path(p: Optional[PathLike]) -> str:
     return "" if p is None else os.fsdecode(p)
 
 
+def _model_shape(model_shape: Optional[PathLike], model: Optional[PathLike]) -> str:
+    """`model=` is the old name of `model_shape=` (the command's --model-shape)."""
+    if model is not None:
+        if model_shape is not None:
+            raise ValueError("give model_shape only (model is its old name)")
+        warnings.warn("model= is deprecated: use model_shape= (the command's --model-shape)",
+                      DeprecationWarning, stacklevel=3)
+        return _path(model)
+    return _path(model_shape)
+
+
+def _count(value: Optional[int], name: str) -> int:
+    """A positive count (tokens, steps) or None; 0 is what the C++ side reads as unset."""
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"--{name.replace('_', '-')} {value!r}: must be a positive integer")
+    return value
+
+
 def analyze(
     paths: Union[PathLike, Sequence[PathLike]],
     device: Optional[str] = None,
@@ -67,20 +88,35 @@ def analyze(
     model: Optional[PathLike] = None,
     label: Optional[str] = None,
     graph_capture: Union[PathLike, Sequence[PathLike], None] = None,
+    *,
+    model_shape: Optional[PathLike] = None,
+    tokens: Optional[int] = None,
+    steps: Optional[int] = None,
+    top: int = 15,
+    threads: int = 0,
+    perfetto: Optional[PathLike] = None,
 ) -> Profile:
     """Analyse one or more traces together, as `qprof analyze PATHS...`.
 
+    Every option of the command, by its name (--model-shape is model_shape):
+
     paths: trace files of any kind qprof reads (.qtrace, Nsight Systems SQLite, PyTorch
-        profiler / Kineto JSON or .json.gz; one per rank is fine).
+        profiler / Kineto JSON or .json.gz, Nsight Compute CSV, `nsys stats` kernel
+        summary CSV; one per rank is fine).
     device: spec-table device for ceilings (`qprof devices`), e.g. "h200".
     sass: cubin/fatbin/executable/shared library, or a folder of cubins such as
         ~/.triton/cache, whose machine code tells which kernels use tensor cores.
     ncu: Nsight Compute CSV whose per-kernel metrics are joined onto the traces.
-    model: model shape JSON for format ceilings of third-party traces.
+    model_shape: model shape JSON for format ceilings of third-party traces (`model` is its
+        deprecated old name).
     label: short label used by diffs.
     graph_capture: PyTorch profiler trace(s) taken while the CUDA (or HIP) graphs were
         captured (`--graph-capture`): the kernels of graph replays take the launch contexts
         they had at capture, and so their roles.
+    tokens, steps: tokens generated and decode steps, for traces that do not record them.
+    top: kernels the summary (`str(profile)`, `profile.summary()`) shows.
+    threads: inputs read at once (0: one per core).
+    perfetto: write the traces as Perfetto/Chrome trace JSON to this file.
     """
     files = _paths(paths)
     if not files:
@@ -91,11 +127,22 @@ def analyze(
             device=device or "",
             sass=_paths(sass),
             ncu=_path(ncu),
-            model=_path(model),
+            model_shape=_model_shape(model_shape, model),
             label=label or "",
             graph_capture=_paths(graph_capture),
-        )
+            tokens=_count(tokens, "tokens"),
+            steps=_count(steps, "steps"),
+            threads=int(threads),
+            perfetto=_path(perfetto),
+        ),
+        top=_top(top),
     )
+
+
+def _top(top: int) -> int:
+    if isinstance(top, bool) or not isinstance(top, int) or not 1 <= top <= 100000:
+        raise ValueError(f"--top {top!r}: must be an integer from 1 to 100000")
+    return top
 
 
 def diff(
@@ -105,27 +152,69 @@ def diff(
     label_a: Optional[str] = None,
     label_b: Optional[str] = None,
     max_regression: Optional[str] = None,
+    *,
+    sass: Union[PathLike, Sequence[PathLike], None] = None,
+    model_shape: Optional[PathLike] = None,
+    ncu: Optional[PathLike] = None,
+    ncu_a: Optional[PathLike] = None,
+    ncu_b: Optional[PathLike] = None,
+    tokens_a: Optional[int] = None,
+    tokens_b: Optional[int] = None,
+    steps_a: Optional[int] = None,
+    steps_b: Optional[int] = None,
+    graph_capture_a: Union[PathLike, Sequence[PathLike], None] = None,
+    graph_capture_b: Union[PathLike, Sequence[PathLike], None] = None,
+    top: int = 15,
 ) -> Diff:
     """Compare two runs, as `qprof diff A B`: Profiles, traces or Profile JSON reports.
 
-    Rows are matched by role first and normalised kernel name second. Two inputs with the
-    same label are told apart by their file names, as the CLI does. With max_regression
-    ("10%", "10%,comm=50%": `qprof diff --max-regression`) the Diff carries the regression
-    gate's verdict (`Diff.verdict`, `Diff.failed`), as the CLI's exit status 3 does.
+    Every option of the command, by its name: the analysis options (device, sass,
+    model_shape, ncu) apply to both sides, the per-side ones (label_a, ncu_a, tokens_a,
+    steps_a, graph_capture_a, and the same for b) to one. Rows are matched by role first
+    and normalised kernel name second. Two inputs with the same label are told apart by what
+    differs between them (device, folder, format, file name), as the CLI does. With
+    max_regression ("10%", "10%,comm=50%": `qprof diff --max-regression`) the Diff carries
+    the regression gate's verdict (`Diff.verdict`, `Diff.failed`), as the CLI's exit status
+    3 does. A side given as a Profile was analysed already: the options that need its trace
+    are refused for it.
     """
-    pa = _as_profile(a, device, label_a)
-    pb = _as_profile(b, device, label_b)
-    paths = not isinstance(a, Profile) and not isinstance(b, Profile)
-    if paths and not label_a and not label_b and pa.label == pb.label:
-        pa = _relabel(pa, os.path.basename(os.fsdecode(a)))
-        pb = _relabel(pb, os.path.basename(os.fsdecode(b)))
-    return Diff(_qprof.diff(pa._core, pb._core, max_regression=max_regression or ""))
-
-
-def _as_profile(x: Union[Profile, PathLike], device: Optional[str], label: Optional[str]) -> Profile:
-    if isinstance(x, Profile):
-        return _relabel(x, label) if label else x
-    return Profile(_qprof.load_profile(os.fsdecode(x), device=device or "", label=label or ""))
+    top = _top(top)
+    if not isinstance(a, Profile) and not isinstance(b, Profile):
+        return Diff(
+            _qprof.diff_paths(
+                os.fsdecode(a), os.fsdecode(b),
+                label_a=label_a or "", label_b=label_b or "",
+                ncu_a=_path(ncu_a), ncu_b=_path(ncu_b),
+                tokens_a=_count(tokens_a, "tokens_a"), tokens_b=_count(tokens_b, "tokens_b"),
+                steps_a=_count(steps_a, "steps_a"), steps_b=_count(steps_b, "steps_b"),
+                graph_capture_a=_paths(graph_capture_a),
+                graph_capture_b=_paths(graph_capture_b),
+                ncu=_path(ncu), device=device or "", sass=_paths(sass),
+                model_shape=_path(model_shape), max_regression=max_regression or "",
+            ),
+            top=top,
+        )
+    sides = []
+    for x, label, side_ncu, tok, st, cap, name in (
+        (a, label_a, ncu_a, tokens_a, steps_a, graph_capture_a, "a"),
+        (b, label_b, ncu_b, tokens_b, steps_b, graph_capture_b, "b"),
+    ):
+        if isinstance(x, Profile):
+            given = [f"{o}_{name}" for o, v in (("ncu", side_ncu), ("tokens", tok),
+                                                 ("steps", st), ("graph_capture", cap))
+                     if v is not None]
+            if given or ncu is not None or sass is not None or model_shape is not None:
+                raise ValueError(
+                    f"{name}: a Profile is analysed already; "
+                    f"{', '.join(given) or 'ncu, sass and model_shape'} need its trace: "
+                    "pass them to analyze(), or give the file")
+            sides.append(_relabel(x, label) if label else x)
+        else:
+            sides.append(analyze(x, device=device, sass=sass, ncu=side_ncu or ncu,
+                                 label=label, graph_capture=cap, model_shape=model_shape,
+                                 tokens=tok, steps=st))
+    return Diff(_qprof.diff(sides[0]._core, sides[1]._core,
+                            max_regression=max_regression or ""), top=top)
 
 
 def _relabel(p: Profile, label: str) -> Profile:
@@ -202,6 +291,9 @@ def merge(
     sass: Union[PathLike, Sequence[PathLike], None] = None,
     model: Optional[PathLike] = None,
     label: Optional[str] = None,
+    *,
+    model_shape: Optional[PathLike] = None,
+    top: int = 15,
 ) -> Profile:
     """Merge partial profiles in the order given and finish the analysis, as `qprof merge`.
 
@@ -216,9 +308,10 @@ def merge(
             names=names,
             device=device or "",
             sass=_paths(sass),
-            model=_path(model),
+            model_shape=_model_shape(model_shape, model),
             label=label or "",
-        )
+        ),
+        top=_top(top),
     )
 
 

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import functools
-import html
 import json
 import os
 from typing import Any, Dict, List, Optional, Union
@@ -25,13 +24,32 @@ def _required_keys(schema_name: str, definition: str) -> tuple:
     return tuple(d.get("required", ()))
 
 
-def _iframe(page: str, height: int) -> str:
+# Rough heights of what a report page is made of, in CSS pixels, for the iframe's first
+# size before its own script (below) measures the page: a notebook shows the report at
+# about its length instead of a fixed box.
+_LINE_PX = 22
+_MIN_PX, _MAX_PX = 160, 4000
+
+
+def _estimated_height(page: str) -> int:
+    rows = page.count("<tr") + page.count("<p") + page.count("<li") + page.count("<h2")
+    svgs = page.count("<svg")
+    return max(_MIN_PX, min(_MAX_PX, 80 + _LINE_PX * rows + 120 * svgs))
+
+
+def _iframe(page: str) -> str:
     # The report is a whole page with its own styles: isolated in an iframe so that it
-    # neither inherits nor changes the notebook's CSS.
+    # neither inherits nor changes the notebook's CSS. It starts at the page's estimated
+    # height and, where the notebook runs the frame's onload handler (a trusted output),
+    # takes the height of its content.
+    # The attribute is single-quoted, so only & and ' need escaping: the page's many double
+    # quotes stay one byte each.
+    srcdoc = page.replace("&", "&amp;").replace("'", "&#39;")
     return (
-        f'<iframe srcdoc="{html.escape(page, quote=True)}" '
-        f'style="width:100%;height:{height}px;border:1px solid #ddd" '
-        'title="qprof report"></iframe>'
+        f"<iframe srcdoc='{srcdoc}' "
+        f'style="width:100%;height:{_estimated_height(page)}px;border:1px solid #ddd" '
+        'onload="try{this.style.height=(this.contentDocument.documentElement.scrollHeight+4)'
+        '+&#39;px&#39;}catch(e){}" title="qprof report"></iframe>'
     )
 
 
@@ -66,8 +84,9 @@ class Profile:
         "host_sync": (("idle", "host", "sync"), "HostSyncRow"),
     }
 
-    def __init__(self, core: "_qprof.Profile"):
+    def __init__(self, core: "_qprof.Profile", top: int = 15):
         self._core = core
+        self._top = top
         self._dict: Optional[Dict[str, Any]] = None
 
     # -- the JSON form ------------------------------------------------------------------
@@ -204,11 +223,13 @@ class Profile:
         return self._core.to_html()
 
     def _repr_html_(self) -> str:
-        return _iframe(self._core.to_html(), 900)
+        return _iframe(self._core.to_html())
 
-    def summary(self, top: int = 15) -> str:
-        """The terminal summary `qprof analyze` prints."""
-        return self._core.summary(color=False, top=top)
+    def summary(self, top: Optional[int] = None, wide: bool = False) -> str:
+        """The terminal summary `qprof analyze` prints (top: kernels shown, default the `top`
+        given to analyze; wide: kernel names in full, as `--wide` and any pipe get them)."""
+        return self._core.summary(color=False, top=self._top if top is None else top,
+                                  wide=wide)
 
     def __str__(self) -> str:
         return self.summary()
@@ -227,6 +248,7 @@ class Profile:
 
     def __setstate__(self, state: bytes) -> None:
         self._core = _qprof.Profile.from_bytes(state)
+        self._top = 15
         self._dict = None
 
 
@@ -236,8 +258,9 @@ class Diff:
     _TABLES = {"kernels": "DiffRow", "roles": "DiffRow", "classes": "DiffRow",
                "ranks": "RankDiffRow", "comm": "CommDiffRow"}
 
-    def __init__(self, core: "_qprof.Diff"):
+    def __init__(self, core: "_qprof.Diff", top: int = 15):
         self._core = core
+        self._top = top
         self._dict: Optional[Dict[str, Any]] = None
 
     def to_dict(self) -> Dict[str, Any]:
@@ -301,10 +324,14 @@ class Diff:
         return self._core.to_html()
 
     def _repr_html_(self) -> str:
-        return _iframe(self._core.to_html(), 900)
+        # The notebook view is the diff itself; the report file (to_html) adds each side's
+        # full profile below it, which would make the inline copy larger than the file.
+        return _iframe(self._core.to_html_compact())
 
-    def summary(self) -> str:
-        return self._core.summary(color=False)
+    def summary(self, top: Optional[int] = None, wide: bool = False) -> str:
+        """The terminal summary `qprof diff` prints (top, wide: as for Profile.summary)."""
+        return self._core.summary(color=False, top=self._top if top is None else top,
+                                  wide=wide)
 
     def __str__(self) -> str:
         return self.summary()
@@ -317,6 +344,7 @@ class Diff:
 
     def __setstate__(self, state: tuple) -> None:
         self._core = _qprof.Diff.from_bytes(*state)
+        self._top = 15
         self._dict = None
 
 

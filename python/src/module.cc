@@ -9,6 +9,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <cstdint>
 #include <cstddef>
 #include <string>
 #include <utility>
@@ -18,6 +19,8 @@
 #include "api/diff.h"
 #include "api/inputs.h"
 #include "api/merge.h"
+#include "api/report_files.h"
+#include "base/file_util.h"
 #include "proto/vocabulary.h"
 #include "python/src/py_objects.h"
 #include "python/src/status_exceptions.h"
@@ -36,17 +39,26 @@ namespace {
 
 PyProfile Analyze(const std::vector<std::string>& paths, const std::string& device,
                   const std::vector<std::string>& sass, const std::string& ncu,
-                  const std::string& model, const std::string& label,
-                  const std::vector<std::string>& graph_capture) {
+                  const std::string& model_shape, const std::string& label,
+                  const std::vector<std::string>& graph_capture, uint64_t tokens,
+                  uint32_t steps, int threads, const std::string& perfetto) {
   api::AnalyzeRequest request;
   request.inputs = paths;
   request.graph_captures = graph_capture;
   request.device = device;
   request.sass_paths = sass;
   request.ncu_csv = ncu;
-  request.model = model;
+  request.model = model_shape;
   request.label = label;
-  return PyProfile{ValueOrThrow(api::Analyze(request)).profile};
+  request.tokens = tokens;
+  request.steps = steps;
+  request.threads = threads;
+  request.perfetto = !perfetto.empty();
+  // The outputs are checked before any work, as the command does.
+  ThrowIfError(api::CheckOutputs({{"--perfetto", perfetto}}));
+  api::AnalyzeResult r = ValueOrThrow(api::Analyze(request));
+  if (!perfetto.empty()) ThrowIfError(WriteFileAtomic(perfetto, r.perfetto_json));
+  return PyProfile{std::move(r.profile)};
 }
 
 // `qprof analyze --partial`: the aggregation state of the traces, as the bytes of a
@@ -79,13 +91,13 @@ std::vector<std::string> Strings(const std::vector<nb::bytes>& partials) {
 // all their traces at once.
 PyProfile Merge(const std::vector<nb::bytes>& partials, const std::vector<std::string>& names,
                 const std::string& device, const std::vector<std::string>& sass,
-                const std::string& model, const std::string& label) {
+                const std::string& model_shape, const std::string& label) {
   api::MergeRequest request;
   request.bytes = Strings(partials);
   request.byte_names = names;
   request.analysis.device = device;
   request.analysis.sass_paths = sass;
-  request.analysis.model = model;
+  request.analysis.model = model_shape;
   request.analysis.label = label;
   nb::gil_scoped_release release;
   return PyProfile{ValueOrThrow(api::Merge(request))};
@@ -119,6 +131,31 @@ PyProfile ProfileFromJson(const std::string& text) {
   return PyProfile{ValueOrThrow(reports::ProfileFromJson(text, "profile JSON"))};
 }
 
+// `qprof diff A B` of two files (traces or Profile JSON reports), with every option the
+// command has: the same Profiles, labels and Diff as the command.
+PyDiff DiffPaths(const std::string& a, const std::string& b, const std::string& label_a,
+                 const std::string& label_b, const std::string& ncu_a, const std::string& ncu_b,
+                 uint64_t tokens_a, uint64_t tokens_b, uint32_t steps_a, uint32_t steps_b,
+                 const std::vector<std::string>& graph_capture_a,
+                 const std::vector<std::string>& graph_capture_b, const std::string& ncu,
+                 const std::string& device, const std::vector<std::string>& sass,
+                 const std::string& model_shape, const std::string& max_regression) {
+  api::DiffRequest request;
+  request.a = {a, ncu_a, label_a, tokens_a, steps_a, graph_capture_a};
+  request.b = {b, ncu_b, label_b, tokens_b, steps_b, graph_capture_b};
+  request.analysis.ncu_csv = ncu;
+  request.analysis.device = device;
+  request.analysis.sass_paths = sass;
+  request.analysis.model = model_shape;
+  request.max_regression = max_regression;
+  api::DiffResult r = ValueOrThrow(api::Diff(request));
+  PyDiff d;
+  d.a = std::move(r.a);
+  d.b = std::move(r.b);
+  d.diff = std::move(r.diff);
+  return d;
+}
+
 // `qprof diff` of two profiles, with the regression gate's verdict when limits are given.
 PyDiff Diff(const PyProfile& a, const PyProfile& b, const std::string& max_regression) {
   PyDiff d;
@@ -138,19 +175,26 @@ NB_MODULE(_qprof, m) {
   RegisterObjects(m);
 
   m.def("analyze", &Analyze, "paths"_a, "device"_a = "", "sass"_a = std::vector<std::string>{},
-        "ncu"_a = "", "model"_a = "", "label"_a = "",
-        "graph_capture"_a = std::vector<std::string>{},
+        "ncu"_a = "", "model_shape"_a = "", "label"_a = "",
+        "graph_capture"_a = std::vector<std::string>{}, "tokens"_a = 0, "steps"_a = 0,
+        "threads"_a = 0, "perfetto"_a = "",
         nb::call_guard<nb::gil_scoped_release>(),
         "Reads the traces (any kind qprof reads) and analyses them together, as "
-        "`qprof analyze`; graph_capture: traces taken while CUDA graphs were captured "
-        "(`--graph-capture`).");
+        "`qprof analyze` with the options of the same names.");
+  m.def("diff_paths", &DiffPaths, "a"_a, "b"_a, "label_a"_a = "", "label_b"_a = "",
+        "ncu_a"_a = "", "ncu_b"_a = "", "tokens_a"_a = 0, "tokens_b"_a = 0, "steps_a"_a = 0,
+        "steps_b"_a = 0, "graph_capture_a"_a = std::vector<std::string>{},
+        "graph_capture_b"_a = std::vector<std::string>{}, "ncu"_a = "", "device"_a = "",
+        "sass"_a = std::vector<std::string>{}, "model_shape"_a = "", "max_regression"_a = "",
+        nb::call_guard<nb::gil_scoped_release>(),
+        "`qprof diff A B` of two files with the command's options.");
   m.def("analyze_partial", &AnalyzePartial, "paths"_a, "ncu"_a = "", "threads"_a = 0,
         "graph_capture"_a = std::vector<std::string>{},
         "The traces' aggregation state as the bytes of a partial profile, as "
         "`qprof analyze --partial`; threads: the most threads used, files read at once and "
         "the workers of one large file (0: one per core), as `qprof analyze --threads`.");
   m.def("merge", &Merge, "partials"_a, "names"_a = std::vector<std::string>{}, "device"_a = "",
-        "sass"_a = std::vector<std::string>{}, "model"_a = "", "label"_a = "",
+        "sass"_a = std::vector<std::string>{}, "model_shape"_a = "", "label"_a = "",
         "Partial profiles (bytes) merged in order and analysed, as `qprof merge`.");
   m.def("merge_partials", &MergePartials, "partials"_a, "names"_a = std::vector<std::string>{},
         "Partial profiles (bytes) merged in order into one, as `qprof merge --partial`.");

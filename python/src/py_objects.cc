@@ -37,10 +37,13 @@ M Parse(nb::bytes b, const char* what) {
   return m;
 }
 
-reports::TerminalOptions Terminal(bool color, int top) {
+// The command's terminal options: colour, --top, --wide (names in full, as the command
+// prints them into a pipe or file).
+reports::TerminalOptions Terminal(bool color, int top, bool wide = false) {
   reports::TerminalOptions o;
   o.color = color;
   o.top_kernels = top;
+  o.wide = wide;
   return o;
 }
 
@@ -130,10 +133,10 @@ void RegisterProfile(nb::module_& m) {
            },
            "path"_a, nb::call_guard<nb::gil_scoped_release>())
       .def("summary",
-           [](const PyProfile& p, bool color, int top) {
-             return reports::ProfileSummaryText(p.profile, Terminal(color, top));
+           [](const PyProfile& p, bool color, int top, bool wide) {
+             return reports::ProfileSummaryText(p.profile, Terminal(color, top, wide));
            },
-           "color"_a = false, "top"_a = 15)
+           "color"_a = false, "top"_a = 15, "wide"_a = false)
       .def_prop_rw(
           "label", [](const PyProfile& p) { return p.profile.label(); },
           [](PyProfile& p, const std::string& l) { p.profile.set_label(l); })
@@ -157,6 +160,14 @@ void RegisterDiff(nb::module_& m) {
              return reports::RenderDiffHtml(d.diff, in);
            },
            nb::call_guard<nb::gil_scoped_release>())
+      // The diff alone, without each side's ceilings and step timelines: the notebook view.
+      .def("to_html_compact",
+           [](const PyDiff& d) {
+             reports::HtmlOptions o;
+             o.notebook = true;
+             return reports::RenderDiffHtml(d.diff, {}, o);
+           },
+           nb::call_guard<nb::gil_scoped_release>())
       .def("write_html",
            [](const PyDiff& d, const std::string& path) {
              reports::DiffHtmlInputs in{&d.a, &d.b};
@@ -164,10 +175,10 @@ void RegisterDiff(nb::module_& m) {
            },
            "path"_a, nb::call_guard<nb::gil_scoped_release>())
       .def("summary",
-           [](const PyDiff& d, bool color) {
-             return reports::DiffSummaryText(d.diff, Terminal(color, 15));
+           [](const PyDiff& d, bool color, int top, bool wide) {
+             return reports::DiffSummaryText(d.diff, Terminal(color, top, wide));
            },
-           "color"_a = false)
+           "color"_a = false, "top"_a = 15, "wide"_a = false)
       .def("to_bytes",
            [](const PyDiff& d) {
              return nb::make_tuple(Serialize(d.diff), Serialize(d.a), Serialize(d.b));

@@ -35,16 +35,26 @@ def test_bad_input_raises_value_error_with_cli_message(name, content, tmp_path, 
     assert "\n" not in str(e.value)
 
 
+_KERNEL = (b'{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1.0, '
+           b'"dur": 2.0, "args": {"device": 0, "stream": 7, "correlation": 1}}')
+
+
 @pytest.mark.parametrize(
     "name, content",
     [
-        ("cut.json.gz", gzip.compress(b'{"traceEvents": [{"ph": "X", "cat": "kernel"')[:30]),
-        ("cut.json", b"{\"traceEvents\": [ {\"ph\": \"X\", "),
+        # The cut falls in the middle of an event after the kernel (hex of distinct numbers
+        # keeps the deflate stream long enough to cut well past the kernel).
+        ("cut.json.gz",
+         gzip.compress(b'{"traceEvents": [' + _KERNEL + b', {"ph": "X", "cat": "cpu_op", '
+                       b'"args": {"pad": "' + b"".join(b"%x" % (i * 7919) for i in range(3000)) +
+                       b'"}}]}')[:-200]),
+        ("cut.json", b'{"traceEvents": [' + _KERNEL + b', {"ph": "X", '),
     ],
 )
 def test_truncated_input_keeps_what_was_read_as_the_cli_does(name, content, tmp_path, qprof_bin):
-    # A file cut short is not an error (README "Importing traces"): the events before the
-    # cut are analysed, the source says truncated and a warning names the byte offset.
+    # A file cut short after some kernels is not an error (README "Importing traces"): the
+    # events before the cut are analysed, the source says truncated and a warning names the
+    # byte offset.
     path = tmp_path / name
     path.write_bytes(content)
     r = run_cli(qprof_bin, "analyze", str(path), "--json", str(tmp_path / "cli.json"))
@@ -53,8 +63,26 @@ def test_truncated_input_keeps_what_was_read_as_the_cli_does(name, content, tmp_
     with open(tmp_path / "cli.json", encoding="utf-8") as f:
         assert p.to_dict() == json.load(f)
     assert p.to_dict()["sources"][0]["truncated"] is True
+    assert p.to_dict()["totals"]["kernel_count"] == 1
     assert any(w["code"] == "truncated" and "ended at" in w["message"]
                for w in p.to_dict()["warnings"])
+
+
+@pytest.mark.parametrize(
+    "name, content",
+    [
+        ("cut.json.gz", gzip.compress(b'{"traceEvents": [{"ph": "X", "cat": "kernel"')[:30]),
+        ("cut.json", b"{\"traceEvents\": [ {\"ph\": \"X\", "),
+    ],
+)
+def test_cut_before_any_kernel_is_an_error_as_in_the_cli(name, content, tmp_path, qprof_bin):
+    # Nothing to analyse: one line saying where the file was cut, exit 2 / ValueError.
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(ValueError) as e:
+        qprof.analyze(str(path))
+    assert str(e.value) == _cli_message(qprof_bin, str(path))
+    assert "no kernel before the cut at" in str(e.value) and "byte" in str(e.value)
 
 
 def test_missing_file_is_file_not_found(tmp_path):

@@ -1,7 +1,10 @@
 #include "reports/common/format.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <utility>
+#include <vector>
 
 #include "fmt/format.h"
 #include "proto/vocabulary.h"
@@ -117,11 +120,23 @@ std::string ThroughputWord(const proto::Profile& p) {
 }
 
 std::string DeviceLine(const proto::Profile& p) {
-  std::string out;
+  // Each kind of device once, with how many there are: eight ranks on H100s read
+  // "NVIDIA H100 (sm_90) x8", not the same name eight times.
+  std::vector<std::pair<std::string, int>> kinds;
   for (const auto& d : p.devices()) {
+    std::string s = d.name().empty() ? "device " + std::to_string(d.id()) : d.name();
+    if (!d.arch().empty()) s += " (" + d.arch() + ")";
+    auto it = std::find_if(kinds.begin(), kinds.end(), [&s](const auto& k) { return k.first == s; });
+    if (it == kinds.end()) {
+      kinds.emplace_back(std::move(s), 1);
+    } else {
+      ++it->second;
+    }
+  }
+  std::string out;
+  for (const auto& [s, n] : kinds) {
     if (!out.empty()) out += " + ";
-    out += d.name().empty() ? "device " + std::to_string(d.id()) : d.name();
-    if (!d.arch().empty()) out += " (" + d.arch() + ")";
+    out += n > 1 ? fmt::format("{} x{}", s, n) : s;
   }
   return out.empty() ? "unknown device" : out;
 }
@@ -188,6 +203,16 @@ std::vector<std::string> DiffHeadlines(const proto::Diff& d) {
                   : fmt::format(" ({} more time with {})", FormatRatio(1 / r), b);
     }
     out.push_back(s);
+  }
+  // Time no evidence attributed sits in class "other": the tensor and SIMT shares below
+  // leave it out, so a reader must know how large it is on each side.
+  constexpr double kUnattributedNote = 0.01;
+  if (d.a().unattributed_share() >= kUnattributedNote ||
+      d.b().unattributed_share() >= kUnattributedNote) {
+    out.push_back(fmt::format(
+        "unattributed kernel time (no evidence, class other): {} {}, {} {}; the tensor and "
+        "SIMT shares leave it out",
+        a, FormatShare(d.a().unattributed_share()), b, FormatShare(d.b().unattributed_share())));
   }
   if (d.a().tokens_per_s() > 0 && d.b().tokens_per_s() > 0) {
     out.push_back(fmt::format("tokens/s: {} {} -> {} {} ({})", a,

@@ -489,11 +489,14 @@ std::string WarningSection(const proto::Diff& d, const DiffHtmlInputs& in) {
     items.push_back(fmt::format("<li data-code=\"{}\"><code>{}</code> {}</li>", Escape(w.code()),
                                 Escape(w.code()), Escape(w.message())));
   }
+  // Each side's warnings: the Diff carries them (DiffSide.warnings); a Diff written before
+  // it did has them only in the Profiles.
   int i = 0;
   for (const proto::Profile* p : {in.a, in.b}) {
+    const proto::DiffSide& side = i == 0 ? d.a() : d.b();
     const std::string label = i++ == 0 ? Label(d.a(), "A") : Label(d.b(), "B");
-    if (p == nullptr) continue;
-    for (const auto& w : p->warnings()) {
+    const auto& warnings = side.warnings_size() > 0 || p == nullptr ? side.warnings() : p->warnings();
+    for (const auto& w : warnings) {
       items.push_back(fmt::format("<li data-code=\"{}\"><b>{}</b>: <code>{}</code> {}</li>",
                                   Escape(w.code()), Escape(label), Escape(w.code()),
                                   Escape(w.message())));
@@ -539,7 +542,7 @@ std::string RenderDiffHtml(const proto::Diff& diff, const DiffHtmlInputs& inputs
   body += html::CommDiffSection(diff);
   body += TimelineSection(diff, inputs);
   body += WarningSection(diff, inputs);
-  return html::Page(title, body, options.links);
+  return html::Page(title, body, options.links, !options.notebook);
 }
 
 absl::Status WriteDiffHtml(const proto::Diff& diff, const std::string& path,

@@ -29,6 +29,9 @@ struct HtmlOptions {
   std::string title;  // default: derived from the profile (label, model, device)
   // Links shown in the page footer to sibling files (e.g. "mxfp4.json"); relative paths.
   std::vector<std::pair<std::string, std::string>> links;  // (text, href)
+  // The page shown inline in a notebook cell: without the table script (sorting and
+  // filtering), so that the escaped copy a notebook holds stays smaller than the file.
+  bool notebook = false;
 };
 
 std::string RenderProfileHtml(const proto::Profile& profile, const HtmlOptions& options = {});

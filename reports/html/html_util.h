@@ -44,9 +44,11 @@ std::string NumCell(const std::string& text, double raw, int digits = 6);
 std::string ShareCell(double share, const std::string& cls);
 
 // A whole document: <!doctype html>, head with the inline style sheet, `body`, the inline
-// script. `footer_links` are (text, href) pairs, escaped here.
+// script (left out with `with_script` false: the page reads without it, only sorting and
+// filtering go). `footer_links` are (text, href) pairs, escaped here.
 std::string Page(const std::string& title, const std::string& body,
-                 const std::vector<std::pair<std::string, std::string>>& footer_links);
+                 const std::vector<std::pair<std::string, std::string>>& footer_links,
+                 bool with_script = true);
 
 }  // namespace qprof::reports::html
 

@@ -41,9 +41,10 @@ std::string KernelLaunchLines(const proto::KernelRow& k) {
     line = "launched from " + Escape(k.launch_context());
   }
   if (k.has_diagnosis()) {
-    line += fmt::format(" <span class=\"lflag\">{}</span>",
+    line += fmt::format(" <span class=\"lflag\">{}{}</span>",
                         k.diagnosis().kind() == "parallelism_bound" ? "under one wave"
-                                                                    : "latency-bound");
+                                                                    : "latency-bound",
+                        k.diagnosis().hypothesis() ? "?" : "");
   }
   // The rest, one click away: where it was launched from, resources, what limits the fit.
   std::string more;
@@ -109,10 +110,44 @@ std::string RoleCellWithKernels(const proto::Profile& p, const proto::RoleRow& r
       Escape(r.role()), Escape(r.role()), items, more);
 }
 
+namespace {
+
+// The flagged kernels of one kind (with evidence, or hypotheses), the top 10 by time.
+std::string DiagnosedList(const proto::Profile& p, bool hypotheses, const char* id) {
+  std::string out = fmt::format("<ol id=\"{}\">", id);
+  int shown = 0, small = 0;
+  for (const auto& k : p.kernels()) {
+    if (!k.has_diagnosis() || k.diagnosis().hypothesis() != hypotheses) continue;
+    if (k.share() < 0.005 || shown >= 10) {  // listed in the kernels table, counted here
+      ++small;
+      continue;
+    }
+    ++shown;
+    const auto& d = k.diagnosis();
+    out += fmt::format(
+        "<li data-kind=\"{}\"{}><code>{}</code> &middot; {} &middot; {} of kernel time &middot; "
+        "{}{}<div>{}</div><div class=\"small\"><b>{}</b> {}</div></li>",
+        Escape(d.kind()), hypotheses ? " data-hypothesis" : "", Escape(k.name()),
+        Escape(k.role()), FormatShare(k.share()),
+        d.kind() == "parallelism_bound" ? "under one wave" : "latency-bound",
+        hypotheses ? "?" : "", Escape(d.evidence()), hypotheses ? "If so, lift it:" : "Lift it:",
+        Escape(d.remedy()));
+  }
+  out += "</ol>";
+  if (small > 0) {
+    out += fmt::format("<p class=\"small muted\">{} more, each under 0.5% of kernel time or "
+                       "beyond the top 10: marked in the kernels table.</p>",
+                       small);
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string LatencySection(const proto::Profile& p) {
   const auto& s = p.launch_summary();
   if (s.launches_with_context() == 0 && s.launches_with_occupancy() == 0 &&
-      s.latency_bound_kernels() == 0) {
+      s.latency_bound_kernels() == 0 && s.latency_hypothesis_kernels() == 0) {
     return "";
   }
   std::string out = "<section id=\"latency\"><h2>Launch shape, occupancy and latency</h2>";
@@ -148,36 +183,33 @@ std::string LatencySection(const proto::Profile& p) {
     out += fmt::format("<p class=\"small muted\">No occupancy: {}.</p>",
                        Escape(s.occupancy_unavailable()));
   }
-  if (s.latency_bound_kernels() == 0) {
+  if (s.latency_bound_kernels() == 0 && s.latency_hypothesis_kernels() == 0) {
     out += "<p>No kernel is flagged as latency- or parallelism-bound.</p></section>\n";
     return out;
   }
-  out += fmt::format(
-      "<p>{} kernels ({} of kernel time) look latency- or parallelism-bound: under one wave "
-      "of blocks, or low occupancy far from the memory roofline. More bandwidth does not help "
-      "them; more parallelism does.</p><ol id=\"latency-list\">",
-      s.latency_bound_kernels(), FormatShare(s.latency_bound_time_share()));
-  int shown = 0, small = 0;
-  for (const auto& k : p.kernels()) {
-    if (!k.has_diagnosis()) continue;
-    if (k.share() < 0.005 || shown >= 10) {  // listed in the kernels table, counted here
-      ++small;
-      continue;
-    }
-    ++shown;
-    const auto& d = k.diagnosis();
+  if (s.latency_bound_kernels() > 0) {
     out += fmt::format(
-        "<li data-kind=\"{}\"><code>{}</code> &middot; {} &middot; {} of kernel time &middot; "
-        "{}<div>{}</div><div class=\"small\"><b>Lift it:</b> {}</div></li>",
-        Escape(d.kind()), Escape(k.name()), Escape(k.role()), FormatShare(k.share()),
-        d.kind() == "parallelism_bound" ? "under one wave" : "latency-bound",
-        Escape(d.evidence()), Escape(d.remedy()));
+        "<p>{} kernels ({} of kernel time) are latency- or parallelism-bound: under one wave "
+        "of blocks, or low occupancy, far from the memory roofline by their work or measured "
+        "DRAM throughput. More bandwidth does not help them; more parallelism does.</p>",
+        s.latency_bound_kernels(), FormatShare(s.latency_bound_time_share()));
+    out += DiagnosedList(p, false, "latency-list");
   }
-  out += "</ol>";
-  if (small > 0) {
-    out += fmt::format("<p class=\"small muted\">{} more flagged kernels, each under 0.5% of "
-                       "kernel time or beyond the top 10: marked in the kernels table.</p>",
-                       small);
+  if (s.latency_hypothesis_kernels() > 0) {
+    std::string settle;
+    for (const auto& k : p.kernels()) {
+      if (k.has_diagnosis() && k.diagnosis().hypothesis()) {
+        settle = k.diagnosis().settle();
+        break;
+      }
+    }
+    out += fmt::format(
+        "<p id=\"latency-hypotheses\">Parallelism-bound? {} kernels ({} of kernel time) launch "
+        "under one wave with SMs left without a block, but nothing places them on the "
+        "roofline: a question, not a verdict. What settles it: {}.</p>",
+        s.latency_hypothesis_kernels(), FormatShare(s.latency_hypothesis_time_share()),
+        Escape(settle));
+    out += DiagnosedList(p, true, "latency-hypothesis-list");
   }
   out += "</section>\n";
   return out;

@@ -43,17 +43,19 @@ std::string Headline(const proto::Profile& p) {
                      Escape(label), Escape(DeviceLine(p)));
   out += html::ProvenanceBanner(p);
   out += "<div class=\"cards\">";
+  // Cards with nothing to say are left out (a model, format or batch the input does not
+  // record); the first screen holds what is known.
   out += Card("Device", DeviceLine(p), "", "card-device", "", true);
-  out += Card("Model", run.model().empty() ? "not recorded" : run.model(), "", "", "", true);
-  std::string fmt_text = run.format().empty() ? "unknown" : run.format();
+  if (!run.model().empty()) out += Card("Model", run.model(), "", "", "", true);
+  std::string fmt_text = run.format();
   std::string fmt_note;
   if (run.format().empty() && !p.format_inferred().empty()) {
     fmt_text = p.format_inferred() + " (inferred)";
     fmt_note = fmt::format("<span class=\"small muted\">{}</span>", Escape(p.format_inferred_from()));
   }
-  if (!run.moe_backend().empty()) fmt_text += " (" + run.moe_backend() + ")";
-  out += Card("Format", fmt_text, fmt_note, "card-format", "", false);
-  out += Card("Batch", run.batch() ? std::to_string(run.batch()) : "n/a", "", "card-batch");
+  if (!fmt_text.empty() && !run.moe_backend().empty()) fmt_text += " (" + run.moe_backend() + ")";
+  if (!fmt_text.empty()) out += Card("Format", fmt_text, fmt_note, "card-format", "", false);
+  if (run.batch()) out += Card("Batch", std::to_string(run.batch()), "", "card-batch");
   if (t.tokens_per_s() > 0) {
     out += Card("Tokens/s", FormatSig3(t.tokens_per_s()), pb, "tokens-per-s",
                 fmt::format("data-value=\"{}\"", html::Num(t.tokens_per_s(), 4)));
@@ -112,16 +114,26 @@ std::string SplitSection(const proto::Profile& p) {
                            "memory, other");
   out += html::ClassLegend(segs);
   out += fmt::format(
-      "<p class=\"small muted\">Shares of the summed kernel time ({}; busy time, the union of "
-      "kernel intervals, is {}). {}</p></section>\n",
+      "<p class=\"small muted\">Shares of the summed kernel time ({}{}). {}</p></section>\n",
       FormatNs(static_cast<double>(p.totals().kernel_time_ns())),
-      FormatNs(static_cast<double>(p.totals().busy_time_ns())),
+      p.no_timeline().empty()
+          ? fmt::format("; busy time, the union of kernel intervals, is {}",
+                        FormatNs(static_cast<double>(p.totals().busy_time_ns())))
+          : "",
       Badge(BadgeKindFor(ProfileProvenance(p)), ProfileProvenance(p)));
   return out;
 }
 
 std::string TimelineSection(const proto::Profile& p) {
   std::string out = "<section id=\"timeline\"><h2>One decode step</h2>";
+  if (!p.no_timeline().empty()) {
+    // Said once, here: the idle and step sections are left out for the same reason.
+    out += fmt::format("<p class=\"muted\" id=\"no-timeline\">No timeline: {}. Classes, roles, "
+                       "shares and Amdahl bounds hold; idle time, overlap and steps are not "
+                       "shown.</p></section>\n",
+                       Escape(p.no_timeline()));
+    return out;
+  }
   if (p.timeline_size() == 0) {
     out += "<p class=\"muted\">No timeline in this profile: the input had no decode-step "
            "ranges (NVTX) to pick a representative step from.</p></section>\n";
@@ -175,8 +187,10 @@ std::string RenderProfileHtml(const proto::Profile& profile, const HtmlOptions& 
   body += html::LatencySection(profile);
   body += html::RooflineSection(profile);
   body += TimelineSection(profile);
-  body += html::IdleSection(profile);
-  body += html::CommSection(profile);
+  if (profile.no_timeline().empty()) {  // idle gaps and exposed time need a timeline
+    body += html::IdleSection(profile);
+    body += html::CommSection(profile);
+  }
   body += html::NvtxSummarySection(profile);
   body += html::CeilingsSection(profile);
   body += html::WarningsSection(profile);

@@ -259,44 +259,62 @@ std::string CeilingsSection(const proto::Profile& p, const std::string& id_prefi
   const auto& ce = p.ceilings();
   std::string out = fmt::format("<section id=\"{}ceilings\"><h2>Ceilings</h2>", id_prefix);
   const auto bars = CeilingBars(p);
-  if (bars.empty()) {
+  if (bars.empty() && ce.amdahl_size() == 0 && ce.formats_size() == 0) {
     return out + "<p class=\"muted\">No ceilings: the input has neither tokens/s nor a work "
                  "model to compute them from.</p></section>\n";
   }
-  const std::string word = ThroughputWord(p);  // "modelled" for a modelled profile
-  out += fmt::format("<p class=\"small muted\" id=\"{}ceilings-legend\">From what was {} to "
-                     "what each format allows. {} (hover a bar for its inputs).</p>",
-                     id_prefix, word, html::BarLegendText(word == "modelled"));
-  out += "<div class=\"tablewrap\">" + WaterfallSvg(bars, id_prefix + "waterfall") + "</div>";
-  if (std::string why = RooflineRankingNote(bars); !why.empty()) {
-    out += "<p class=\"small\" id=\"" + id_prefix + "roofline-why\">" + Escape(why) + "</p>";
+  if (bars.empty()) {
+    // The Amdahl bounds below need only the shares; the tok/s chart needs a throughput.
+    out += fmt::format("<p class=\"small muted\" id=\"{}ceilings-legend\">No tok/s chart: the "
+                       "input has neither tokens/s nor a work model. The Amdahl bounds below "
+                       "come from the shares of kernel time alone.</p>",
+                       id_prefix);
+  } else {
+    const std::string word = ThroughputWord(p);  // "modelled" for a modelled profile
+    out += fmt::format("<p class=\"small muted\" id=\"{}ceilings-legend\">From what was {} to "
+                       "what each format allows. {} (hover a bar for its inputs).</p>",
+                       id_prefix, word, html::BarLegendText(word == "modelled"));
+    out += "<div class=\"tablewrap\">" + WaterfallSvg(bars, id_prefix + "waterfall") + "</div>";
+    if (std::string why = RooflineRankingNote(bars); !why.empty()) {
+      out += "<p class=\"small\" id=\"" + id_prefix + "roofline-why\">" + Escape(why) + "</p>";
+    }
+    out += fmt::format(
+        "<div class=\"tablewrap\"><table id=\"{}ceiling-steps\"><thead><tr><th>bar</th>"
+        "<th class=\"num\">tok/s</th><th>formula</th><th>inputs</th><th>provenance</th></tr>"
+        "</thead><tbody>",
+        id_prefix);
+    for (const auto& b : bars) {
+      out += fmt::format("<tr data-kind=\"{}\"><td>{}</td>{}<td class=\"formula\">{}</td><td "
+                         "class=\"small\">{}</td><td>{}</td></tr>",
+                         Escape(b.kind), Escape(b.label),
+                         NumCell(FormatSig3(b.tokens_per_s), b.tokens_per_s, 3),
+                         Escape(b.formula), Escape(b.inputs),
+                         Badge(BadgeKindFor(b.provenance), b.provenance));
+    }
+    out += "</tbody></table></div>";
   }
-  out += fmt::format(
-      "<div class=\"tablewrap\"><table id=\"{}ceiling-steps\"><thead><tr><th>bar</th>"
-      "<th class=\"num\">tok/s</th><th>formula</th><th>inputs</th><th>provenance</th></tr>"
-      "</thead><tbody>",
-      id_prefix);
-  for (const auto& b : bars) {
-    out += fmt::format("<tr data-kind=\"{}\"><td>{}</td>{}<td class=\"formula\">{}</td><td "
-                       "class=\"small\">{}</td><td>{}</td></tr>",
-                       Escape(b.kind), Escape(b.label),
-                       NumCell(FormatSig3(b.tokens_per_s), b.tokens_per_s, 3), Escape(b.formula),
-                       Escape(b.inputs), Badge(BadgeKindFor(b.provenance), b.provenance));
-  }
-  out += "</tbody></table></div>";
   if (ce.amdahl_size() > 0) {
-    out += "<h3>Amdahl</h3><div class=\"tablewrap\"><table class=\"sortable\"><thead><tr>"
-           "<th>scope</th><th>name</th><th class=\"num\">share f</th><th class=\"num\">1/(1-f)"
-           "</th><th class=\"num\">at roofline</th><th>formula</th></tr></thead><tbody>";
+    // The "at roofline" column only when some row has a roofline time.
+    bool at_roof = false;
+    for (const auto& a : ce.amdahl()) at_roof |= a.has_speedup_at_roofline();
+    out += fmt::format(
+        "<h3>Amdahl</h3><div class=\"tablewrap\"><table class=\"sortable\"><thead><tr>"
+        "<th>scope</th><th>name</th><th class=\"num\">share f</th><th class=\"num\">1/(1-f)"
+        "</th>{}<th>formula</th></tr></thead><tbody>",
+        at_roof ? "<th class=\"num\">at roofline</th>" : "");
     for (const auto& a : ce.amdahl()) {
+      std::string roof;
+      if (at_roof) {
+        roof = a.has_speedup_at_roofline()
+                   ? NumCell(FormatRatio(a.speedup_at_roofline()), a.speedup_at_roofline())
+                   : "<td class=\"num muted\" data-sort=\"-1\">-</td>";
+      }
       out += fmt::format(
           "<tr><td>{}</td><td>{}</td>{}{}{}<td class=\"formula\">{}</td></tr>",
           Escape(a.scope()), Escape(a.name()), ShareCell(a.share(), ""),
-          NumCell(FormatRatio(a.speedup_if_vanished()), a.speedup_if_vanished()),
-          a.has_speedup_at_roofline()
-              ? NumCell(FormatRatio(a.speedup_at_roofline()), a.speedup_at_roofline())
-              : "<td class=\"num muted\" data-sort=\"-1\">-</td>",
-          Escape(a.formula()));
+          a.share() < 1 ? NumCell(FormatRatio(a.speedup_if_vanished()), a.speedup_if_vanished())
+                        : "<td class=\"num\">inf</td>",
+          roof, Escape(a.formula()));
     }
     out += "</tbody></table></div>";
   }

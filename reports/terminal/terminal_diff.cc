@@ -32,6 +32,24 @@ std::string ClassChange(const proto::DiffRow& r) {
   return r.a_class() + " -> " + r.b_class();
 }
 
+// "imported from /a/long/path/h100/trace.json.gz" beside ".../mi300/trace.json.gz": where two
+// provenances share a long start (two files of one name in two folders), each keeps the
+// path from the folder where they part, shortened in its middle.
+std::string ProvenanceCell(const std::string& prov, const std::string& other) {
+  constexpr size_t kWidth = 40;
+  if (prov.size() <= kWidth) return prov;
+  const size_t path = prov.find('/');
+  if (path == std::string::npos) return Ellipsize(prov, kWidth);
+  size_t common = 0;
+  while (common < prov.size() && common < other.size() && prov[common] == other[common]) ++common;
+  // From the folder that holds the first difference (or the file name when they agree).
+  size_t from = prov.rfind('/', common < prov.size() ? common : prov.size() - 1);
+  if (from == std::string::npos || from < path) from = path;
+  const std::string head = prov.substr(0, path);
+  return head + Ellipsize(from > path ? "..." + prov.substr(from) : prov.substr(path),
+                          kWidth > head.size() ? kWidth - head.size() : 8);
+}
+
 void Sides(const proto::Diff& d, TermCtx& c) {
   const std::string a = Label(d.a(), "A"), b = Label(d.b(), "B");
   TextTable t({{""}, {"A: " + a}, {"B: " + b}, {"B vs A", TextTable::kRight}});
@@ -69,8 +87,8 @@ void Sides(const proto::Diff& d, TermCtx& c) {
   t.AddRow({{"simt share"}, {FormatShare(d.a().simt_share())},
             {FormatShare(d.b().simt_share())},
             {FormatSharePoints(d.b().simt_share() - d.a().simt_share())}});
-  t.AddRow({{"provenance"}, {Ellipsize(d.a().provenance(), 34)},
-            {Ellipsize(d.b().provenance(), 34)}, {""}});
+  t.AddRow({{"provenance"}, {ProvenanceCell(d.a().provenance(), d.b().provenance())},
+            {ProvenanceCell(d.b().provenance(), d.a().provenance())}, {""}});
   c.out += t.Render(c.o.color);
   const int cells = c.width - 12;
   std::map<std::string, double> sa(d.a().class_share().begin(), d.a().class_share().end());
@@ -279,9 +297,16 @@ std::string DiffSummaryText(const proto::Diff& d, const TerminalOptions& options
   Ranks(d, c);
   DiffComm(d, c);
   if (d.has_verdict()) Verdict(d.verdict(), c);
-  if (d.warnings_size() > 0) {
+  if (d.warnings_size() + d.a().warnings_size() + d.b().warnings_size() > 0) {
     c.Heading("Warnings");
     for (const auto& w : d.warnings()) c.out += Wrap(w.code() + ": " + w.message(), c.width, "  ! ");
+    // Each side's own warnings (unattributed kernels, missing metrics, ...), by its label.
+    for (const proto::DiffSide* s : {&d.a(), &d.b()}) {
+      const std::string l = Label(*s, s == &d.a() ? "A" : "B");
+      for (const auto& w : s->warnings()) {
+        c.out += Wrap(fmt::format("[{}] {}: {}", l, w.code(), w.message()), c.width, "  ! ");
+      }
+    }
   }
   return c.out;
 }

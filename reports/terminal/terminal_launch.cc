@@ -35,9 +35,11 @@ void ProfileLaunches(const proto::Profile& p, TermCtx& c) {
       smem = l.shared_mem_bytes() == 0 ? "0" : fmt::format("{:.0f}K", l.shared_mem_bytes() / 1024.0);
       if (l.shared_mem_optin()) smem += "*";
     }
-    std::string flag = k.has_diagnosis() ? (k.diagnosis().kind() == "parallelism_bound" ? "<1 wave"
-                                                                                       : "latency")
-                                         : "";
+    std::string flag;
+    if (k.has_diagnosis()) {
+      flag = k.diagnosis().kind() == "parallelism_bound" ? "<1 wave" : "latency";
+      if (k.diagnosis().hypothesis()) flag += "?";
+    }
     t.AddRow({{std::to_string(i + 1)},
               {k.launch_context().empty() ? "-" : k.launch_context()},
               {shape ? Dim3Text(l.grid()) : "-"},
@@ -80,31 +82,59 @@ void ProfileLaunches(const proto::Profile& p, TermCtx& c) {
   c.out += Wrap(foot, static_cast<size_t>(c.width), "  ");
 }
 
-void ProfileLatency(const proto::Profile& p, TermCtx& c) {
-  const auto& s = p.launch_summary();
-  if (s.latency_bound_kernels() == 0) return;
-  c.Heading(fmt::format("Latency- and parallelism-bound kernels ({}, {} of kernel time)",
-                        s.latency_bound_kernels(), FormatShare(s.latency_bound_time_share())));
-  // The top flagged kernels by time; ones under 0.5% of kernel time are only counted.
+namespace {
+
+// The flagged kernels of one kind (confirmed or hypotheses), the top ones by time; those under
+// 0.5% of kernel time or beyond the top 5 are only counted.
+void ListDiagnosed(const proto::Profile& p, bool hypotheses, TermCtx& c) {
   int shown = 0, small = 0;
   for (const auto& k : p.kernels()) {
-    if (!k.has_diagnosis()) continue;
+    if (!k.has_diagnosis() || k.diagnosis().hypothesis() != hypotheses) continue;
     if (k.share() < 0.005 || shown >= 5) {
       ++small;
       continue;
     }
     ++shown;
     const auto& d = k.diagnosis();
-    c.Line(fmt::format("  {}. {}  {}  {} ({})", shown,
+    const char* what = d.kind() == "parallelism_bound" ? "under one wave" : "latency-bound";
+    c.Line(fmt::format("  {}. {}  {}  {} ({}{})", shown,
                        ShortKernelName(k.name(), static_cast<size_t>(std::max(20, c.width - 40))),
-                       FormatShare(k.share()), k.role(),
-                       d.kind() == "parallelism_bound" ? "under one wave" : "latency-bound"));
+                       FormatShare(k.share()), k.role(), what, hypotheses ? "?" : ""));
     c.out += Wrap(d.evidence(), static_cast<size_t>(c.width), "     ");
-    c.out += Wrap("lift: " + d.remedy(), static_cast<size_t>(c.width), "     ");
+    c.out += Wrap((hypotheses ? "if so, lift: " : "lift: ") + d.remedy(),
+                  static_cast<size_t>(c.width), "     ");
   }
   if (small > 0) {
-    c.Line(fmt::format("  ({} more flagged kernels, each under 0.5% of kernel time or beyond the "
-                       "top 5: see --json or --html)", small));
+    c.Line(fmt::format("  ({} more, each under 0.5% of kernel time or beyond the top 5: see "
+                       "--json or --html)", small));
+  }
+}
+
+}  // namespace
+
+void ProfileLatency(const proto::Profile& p, TermCtx& c) {
+  const auto& s = p.launch_summary();
+  if (s.latency_bound_kernels() > 0) {
+    c.Heading(fmt::format("Latency- and parallelism-bound kernels ({}, {} of kernel time)",
+                          s.latency_bound_kernels(), FormatShare(s.latency_bound_time_share())));
+    ListDiagnosed(p, false, c);
+  }
+  if (s.latency_hypothesis_kernels() > 0) {
+    c.Heading(fmt::format("Parallelism-bound? ({} kernels, {} of kernel time)",
+                          s.latency_hypothesis_kernels(),
+                          FormatShare(s.latency_hypothesis_time_share())));
+    std::string settle;
+    for (const auto& k : p.kernels()) {
+      if (k.has_diagnosis() && k.diagnosis().hypothesis()) {
+        settle = k.diagnosis().settle();
+        break;
+      }
+    }
+    c.out += Wrap(fmt::format("Their launches leave SMs without a block, but nothing places "
+                              "them on the roofline, so this is a question, not a verdict. "
+                              "What settles it: {}.", settle),
+                  static_cast<size_t>(c.width), "  ");
+    ListDiagnosed(p, true, c);
   }
 }
 

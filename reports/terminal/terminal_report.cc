@@ -51,9 +51,11 @@ void ProfileHeadline(const proto::Profile& p, Ctx& c) {
   } else {
     c.Line(fmt::format("  tokens/s   n/a  (the input has no token count or wall time)"));
   }
-  c.out += FitOrWrap(fmt::format("kernels    {} launches, {} kernel time, {} busy (union)",
-                                  t.kernel_count(), FormatNs(t.kernel_time_ns()),
-                                  FormatNs(t.busy_time_ns())),
+  c.out += FitOrWrap(fmt::format("kernels    {} launches, {} kernel time{}", t.kernel_count(),
+                                  FormatNs(t.kernel_time_ns()),
+                                  p.no_timeline().empty()
+                                      ? fmt::format(", {} busy (union)", FormatNs(t.busy_time_ns()))
+                                      : ""),
                       c.width, "  ");
   if (p.has_other_class()) {
     // Class "other" above 5% of kernel time: the split below leaves that much out.
@@ -68,6 +70,10 @@ void ProfileHeadline(const proto::Profile& p, Ctx& c) {
         "other      {} of kernel time is class \"other\" (no evidence of its pipe; {} kernel{}): {}",
         FormatShare(o.share()), o.kernel_rows(), o.kernel_rows() == 1 ? "" : "s", names);
     c.out += FitOrWrap(line, c.width, "  ");
+  }
+  // Said once: without a timeline the idle, overlap and step sections are left out.
+  if (!p.no_timeline().empty()) {
+    c.out += FitOrWrap(fmt::format("timeline   none: {}", p.no_timeline()), c.width, "  ");
   }
   c.out += FitOrWrap("times      " + prov, c.width, "  ");
   for (const auto& s : p.sources()) {
@@ -137,9 +143,16 @@ void ProfileKernels(const proto::Profile& p, Ctx& c) {
     t.AddRow(std::move(row));
   }
   c.out += t.Render(c.o.color);
+  bool any_measured = false;
+  for (const auto& k : p.kernels()) any_measured |= k.evidence() == "measured";
   if (any_tc) {
     c.out += Wrap("tc% = measured tensor-pipe utilisation (sm__pipe_tensor_cycles_active); "
                   "- = not measured", c.width, "  ");
+  } else if (any_measured) {
+    // Counters of tensor work (ncu --metrics sm__ops_path_tensor_*, sm__inst_executed_pipe_*)
+    // class a kernel without a utilisation: evidence "measured", no tc%.
+    c.Line("  tensor-pipe utilisation not measured; evidence \"measured\" = tensor-pipe work "
+           "counted by ncu counters (--json: evidence_detail)");
   } else {
     c.Line("  tensor-pipe % not measured (no counter metrics in the input)");
   }
@@ -171,16 +184,26 @@ void ProfileCeilings(const proto::Profile& p, Ctx& c) {
                        ProfileProvenance(p)));
   }
   if (ce.amdahl_size() > 0) {
-    TextTable t({{"Amdahl"}, {"share f", TextTable::kRight}, {"1/(1-f)", TextTable::kRight},
-                 {"tok/s bound", TextTable::kRight}, {"at roofline", TextTable::kRight}});
+    // Columns nothing fills are left out: no tok/s bound without a measured throughput, no
+    // "at roofline" without a row that has one.
+    bool at_roof = false;
+    for (const auto& a : ce.amdahl()) at_roof |= a.has_speedup_at_roofline();
+    std::vector<TextTable::Column> cols = {
+        {"Amdahl"}, {"share f", TextTable::kRight}, {"1/(1-f)", TextTable::kRight}};
+    if (measured > 0) cols.push_back({"tok/s bound", TextTable::kRight});
+    if (at_roof) cols.push_back({"at roofline", TextTable::kRight});
+    TextTable t(cols);
     for (const auto& a : ce.amdahl()) {
       // Rows with a time basis (comm: its exposed time) say so.
-      t.AddRow({{fmt::format("{} {}{}", a.scope(), a.name(),
-                             a.time_basis().empty() ? "" : " (exposed)")},
-                {FormatShare(a.share())},
-                {FormatRatio(a.speedup_if_vanished())},
-                {measured > 0 ? FormatSig3(measured * a.speedup_if_vanished()) : "-"},
-                {a.has_speedup_at_roofline() ? FormatRatio(a.speedup_at_roofline()) : "-"}});
+      std::vector<Cell> row = {{fmt::format("{} {}{}", a.scope(), a.name(),
+                                            a.time_basis().empty() ? "" : " (exposed)")},
+                               {FormatShare(a.share())},
+                               {a.share() < 1 ? FormatRatio(a.speedup_if_vanished()) : "inf"}};
+      if (measured > 0) row.push_back({FormatSig3(measured * a.speedup_if_vanished())});
+      if (at_roof) {
+        row.push_back({a.has_speedup_at_roofline() ? FormatRatio(a.speedup_at_roofline()) : "-"});
+      }
+      t.AddRow(std::move(row));
     }
     c.out += t.Render(c.o.color);
   }
@@ -189,9 +212,13 @@ void ProfileCeilings(const proto::Profile& p, Ctx& c) {
     TextTable t({{"device"}, {"format"}, {"bits/w", TextTable::kRight}, {"pipe"},
                  {"bytes/step", TextTable::kRight}, {"step", TextTable::kRight},
                  {"bound"}, {"tok/s", TextTable::kRight}});
+    bool starred = false;
     for (const auto& f : ce.formats()) {
       std::string dev = Ellipsize(f.device(), static_cast<size_t>(std::clamp(c.width - 72, 10, 30)));
-      if (f.is_profiled_device() && f.is_run_format()) dev += " *";
+      if (f.is_profiled_device() && f.is_run_format()) {
+        dev += " *";
+        starred = true;
+      }
       t.AddRow({{dev}, {f.format()}, {fmt::format("{:.2f}", f.bits_per_weight())}, {f.pipe()},
                 {FormatBytes(f.bytes_per_step())}, {FormatNs(f.step_time_ns())}, {f.bound()},
                 {FormatSig3(f.tokens_per_s())}});
@@ -199,9 +226,9 @@ void ProfileCeilings(const proto::Profile& p, Ctx& c) {
     c.out += t.Render(c.o.color);
     std::string batch = ce.formats(0).batch() ? fmt::format(" at batch {}", ce.formats(0).batch())
                                               : "";
-    c.out += Wrap(fmt::format("* marks this run's format and device. Format ceilings are "
-                              "modelled{}: tok/s = B / max(bytes / bandwidth, FLOPs / pipe rate)",
-                              batch),
+    c.out += Wrap(fmt::format("{}Format ceilings are modelled{}: tok/s = B / max(bytes / "
+                              "bandwidth, FLOPs / pipe rate)",
+                              starred ? "* marks this run's format and device. " : "", batch),
                   c.width, "  ");
   }
   ProfileRoleCeilings(p, c);
@@ -279,8 +306,10 @@ std::string ProfileSummaryText(const proto::Profile& profile, const TerminalOpti
   ProfileRoles(profile, c);
   ProfileAchieved(profile, c);
   ProfileRanks(profile, c);
-  ProfileIdle(profile, c);
-  ProfileComm(profile, c);
+  if (profile.no_timeline().empty()) {  // idle gaps and exposed time need a timeline
+    ProfileIdle(profile, c);
+    ProfileComm(profile, c);
+  }
   ProfileNvtxSummary(profile, c);
   ProfileCeilings(profile, c);
   ProfileWarnings(profile, c);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "api/analyze.h"
+#include "api/diff.h"
 #include "api/inputs.h"
 #include "api/merge.h"
 #include "api/report_files.h"
@@ -134,6 +135,62 @@ TEST(AnalysisApi, ReportFilesAreAllOrNone) {
   ASSERT_TRUE(w.ok()) << w.status();
   EXPECT_TRUE(fs::exists(dir / "a.json"));
   fs::remove_all(dir);
+}
+
+// Outputs are checked before any work: a folder, a missing folder, one file for two reports,
+// two reports on standard output; each error names the option or the path.
+TEST(AnalysisApi, OutputsAreCheckedBeforeAnyWork) {
+  const fs::path dir = TempDir("qprof_api_outputs");
+  const std::string out = (dir / "out.html").string();
+  EXPECT_TRUE(CheckOutputs({{"--json", (dir / "p.json").string()}, {"--html", out},
+                            {"--perfetto", ""}}).ok());
+  absl::Status folder = CheckOutputs({{"--html", dir.string()}});
+  EXPECT_EQ(folder.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(folder.message(), dir.string() + ": is a directory, not a file to write");
+  absl::Status missing = CheckOutputs({{"--json", (dir / "no" / "p.json").string()}});
+  EXPECT_EQ(missing.code(), absl::StatusCode::kNotFound);
+  absl::Status same = CheckOutputs({{"--json", out}, {"--html", (dir / "." / "out.html").string()}});
+  EXPECT_EQ(same.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(same.message().find("--json and --html both name"), std::string::npos) << same;
+  EXPECT_FALSE(CheckOutputs({{"--json", "-"}, {"--perfetto", "-"}}).ok());
+  // The writers word the folder error the same way (the Python module writes through them).
+  absl::Status write = WriteFileAtomic(dir.string(), "x");
+  EXPECT_EQ(write.message(), folder.message());
+  fs::remove_all(dir);
+}
+
+TEST(AnalysisApi, AnInputGivenTwiceIsRefused) {
+  const fs::path dir = TempDir("qprof_api_twice");
+  const std::string t = (dir / "t.json").string();
+  ASSERT_TRUE(WriteFileAtomic(t, "{\"traceEvents\": []}").ok());
+  EXPECT_TRUE(CheckDistinctInputs({t}).ok());
+  absl::Status twice = CheckDistinctInputs({t, (dir / "." / "t.json").string()});
+  EXPECT_EQ(twice.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(twice.message().find("given twice (also as " + t + ")"), std::string::npos) << twice;
+  AnalyzeRequest r;
+  r.inputs = {t, t};
+  EXPECT_FALSE(Analyze(r).ok());
+  fs::remove_all(dir);
+}
+
+// Two sides whose labels agree are told apart by what differs, in order: device, folder,
+// format, file name.
+TEST(AnalysisApi, SideLabelsSayWhatDiffers) {
+  proto::Profile a, b;
+  a.add_devices()->set_name("NVIDIA H100 80GB HBM3");
+  b.add_devices()->set_name("AMD Instinct MI300X");
+  EXPECT_EQ(SideLabels(a, b, "/x/h100/q.json.gz", "/x/mi300/q.json.gz"),
+            std::make_pair(std::string("h100"), std::string("mi300x")));
+  b.mutable_devices(0)->set_name("NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(SideLabels(a, b, "/x/before/q.json", "/x/after/q.json"),
+            std::make_pair(std::string("before"), std::string("after")));
+  a.mutable_run()->set_format("mxfp4");
+  b.mutable_run()->set_format("nvfp4");
+  EXPECT_EQ(SideLabels(a, b, "/x/q.json", "/x/q.json"),
+            std::make_pair(std::string("mxfp4"), std::string("nvfp4")));
+  b.mutable_run()->set_format("mxfp4");
+  EXPECT_EQ(SideLabels(a, b, "/x/q.json", "/x/q.json"),
+            std::make_pair(std::string("A"), std::string("B")));
 }
 
 }  // namespace

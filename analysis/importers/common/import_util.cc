@@ -227,7 +227,8 @@ void CountHostCall(std::string_view name, int64_t dur_ns, proto::TraceHeader* he
 
 std::string_view SyncKindOf(std::string_view name) {
   // Only calls whose names say Synchronize or Memcpy can be one: most calls leave here.
-  if (name.size() < 8 || name[0] != 'c') return "";
+  // CUDA runtime/driver names start with 'c', HIP's (ROCm traces) with 'h'.
+  if (name.size() < 8 || (name[0] != 'c' && name[0] != 'h')) return "";
   auto strip = [&name](std::string_view suffix_start, bool digits) {
     const size_t at = name.rfind(suffix_start);
     if (at == std::string_view::npos || at == 0) return;
@@ -242,12 +243,21 @@ std::string_view SyncKindOf(std::string_view name) {
     name.remove_suffix(5);
   }
   if (name == "cudaDeviceSynchronize" || name == "cudaThreadSynchronize" ||
-      name == "cuCtxSynchronize") {
+      name == "cuCtxSynchronize" || name == "hipDeviceSynchronize" ||
+      name == "hipCtxSynchronize") {
     return "device_synchronize";
   }
-  if (name == "cudaStreamSynchronize" || name == "cuStreamSynchronize") return "stream_synchronize";
-  if (name == "cudaEventSynchronize" || name == "cuEventSynchronize") return "event_synchronize";
-  if ((name.rfind("cudaMemcpy", 0) == 0 || name.rfind("cuMemcpy", 0) == 0) &&
+  if (name == "cudaStreamSynchronize" || name == "cuStreamSynchronize" ||
+      name == "hipStreamSynchronize") {
+    return "stream_synchronize";
+  }
+  if (name == "cudaEventSynchronize" || name == "cuEventSynchronize" ||
+      name == "hipEventSynchronize") {
+    return "event_synchronize";
+  }
+  // hipMemcpyWithStream is HIP's blocking copy on a stream: it returns when the copy is done.
+  if ((name.rfind("cudaMemcpy", 0) == 0 || name.rfind("cuMemcpy", 0) == 0 ||
+       name.rfind("hipMemcpy", 0) == 0) &&
       name.find("Async") == std::string_view::npos) {
     return "synchronous_copy";
   }

@@ -80,6 +80,9 @@ void CountHostCall(std::string_view name, int64_t dur_ns, proto::TraceHeader* he
 //   "synchronous_copy"    cudaMemcpy*, cuMemcpy* without "Async" (a copy to pageable host
 //                         memory returns only when it is done; the call's time is what the
 //                         host spent in it either way)
+// and HIP's counterparts in ROCm traces (hipDeviceSynchronize, hipCtxSynchronize,
+// hipStreamSynchronize, hipEventSynchronize, hipMemcpy* without "Async", among them
+// hipMemcpyWithStream, which blocks the host until its copy is done).
 // Not counted: cudaStreamWaitEvent (the GPU waits, not the host), cudaStreamQuery and
 // cudaEventQuery (polls that return at once), memsets. nsys's CUPTI_ACTIVITY_KIND_SYNCHRONIZATION
 // table is not used for this: its "event sync" records include cudaEventQuery polls (133 of

@@ -116,6 +116,50 @@ class KinetoReader : public TraceJsonHandler {
   uint64_t repaired_bytes_ = 0;
 };
 
+// JSON text without the whitespace between tokens (strings kept as they are).
+std::string CompactJson(std::string_view json) {
+  std::string out;
+  out.reserve(json.size());
+  bool in_string = false, escaped = false;
+  for (char c : json) {
+    if (in_string) {
+      out += c;
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+      out += c;
+    } else if (c != ' ' && c != '\n' && c != '\r' && c != '\t') {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// distributedInfo.pg_config lists every process group ({"pg_name": "0", "pg_desc":
+// "default_pg", "pg_size": 8, "ranks": [...]}, ...): each group's size goes to run.extra as
+// "distributed.pg_size.<pg_name>", where the collectives of that group find their n.
+void RecordGroupSizes(const std::string& pg_config,
+                      google::protobuf::Map<std::string, std::string>* extra) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  if (parser.parse(pg_config).get(doc)) return;
+  simdjson::dom::array groups;
+  if (doc.get_array().get(groups)) return;
+  for (simdjson::dom::element g : groups) {
+    std::string_view name;
+    int64_t size = 0;
+    if (g["pg_name"].get_string().get(name) || g["pg_size"].get_int64().get(size)) continue;
+    if (size < 1 || size > (int64_t{1} << 20)) continue;
+    (*extra)[Utf8Clean(absl::StrCat("distributed.pg_size.", std::string(name)))] = absl::StrCat(size);
+  }
+}
+
 absl::Status KinetoReader::OnMember(std::string_view key, std::string_view json) {
   if (key != "deviceProperties" && key != "distributedInfo" && key != "baseTimeNanoseconds") {
     return absl::OkStatus();
@@ -139,10 +183,24 @@ absl::Status KinetoReader::OnMember(std::string_view key, std::string_view json)
     auto* extra = trace_.mutable_header()->mutable_run()->mutable_extra();
     for (auto field : obj) {
       std::string_view k, tok;
-      if (field.unescaped_key().get(k) || field.value().raw_json_token().get(tok)) break;
-      std::string v(tok);
-      while (!v.empty() && (v.back() == ' ' || v.back() == '\n')) v.pop_back();
+      od::value val;
+      if (field.unescaped_key().get(k) || field.value().get(val)) break;
+      // Arrays and objects (pg_config: every process group) whole, as compact JSON; a
+      // scalar's token as it is.
+      od::json_type type;
+      if (val.type().get(type)) break;
+      if (type == od::json_type::array) {
+        od::array arr;
+        if (val.get_array().get(arr) || arr.raw_json().get(tok)) break;
+      } else if (type == od::json_type::object) {
+        od::object o;
+        if (val.get_object().get(o) || o.raw_json().get(tok)) break;
+      } else {
+        tok = val.raw_json_token();
+      }
+      std::string v = CompactJson(tok);
       if (v.size() >= 2 && v.front() == '"') v = v.substr(1, v.size() - 2);
+      if (k == "pg_config") RecordGroupSizes(v, extra);
       (*extra)[Utf8Clean(absl::StrCat("distributed.", std::string(k)))] = Utf8Clean(v);
     }
   } else {

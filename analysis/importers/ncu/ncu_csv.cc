@@ -1,78 +1,19 @@
 #include "analysis/importers/ncu/ncu_csv.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "analysis/importers/common/csv_reader.h"
 #include "analysis/importers/common/import_util.h"
 
 namespace qprof::importers {
 namespace {
 
-struct Row {
-  std::vector<std::string> fields;
-  size_t line = 0;  // 1-based line where the row starts
-};
-
-// RFC 4180 rows from `text` starting at `pos`: quoted fields with "" escapes, CR LF or LF.
-class CsvReader {
- public:
-  CsvReader(std::string_view text, size_t pos, size_t line) : t_(text), pos_(pos), line_(line) {}
-
-  // false at the end; DataLoss-style error text in *error for an unterminated quote.
-  bool Next(Row* row, std::string* error) {
-    row->fields.clear();
-    while (pos_ < t_.size() && (t_[pos_] == '\n' || t_[pos_] == '\r')) {
-      if (t_[pos_] == '\n') ++line_;
-      ++pos_;
-    }
-    if (pos_ >= t_.size()) return false;
-    row->line = line_;
-    std::string field;
-    while (true) {
-      if (pos_ < t_.size() && t_[pos_] == '"') {
-        size_t quote_line = line_;
-        ++pos_;
-        while (true) {
-          if (pos_ >= t_.size()) {
-            *error = absl::StrCat("truncated CSV: unterminated quote starting at line ", quote_line);
-            return false;
-          }
-          char c = t_[pos_++];
-          if (c == '"') {
-            if (pos_ < t_.size() && t_[pos_] == '"') {
-              field += '"';
-              ++pos_;
-            } else {
-              break;
-            }
-          } else {
-            if (c == '\n') ++line_;
-            field += c;
-          }
-        }
-      }
-      while (pos_ < t_.size() && t_[pos_] != ',' && t_[pos_] != '\n' && t_[pos_] != '\r') {
-        field += t_[pos_++];
-      }
-      row->fields.push_back(Utf8Clean(field));
-      field.clear();
-      if (pos_ >= t_.size()) return true;
-      char c = t_[pos_++];
-      if (c == ',') continue;
-      if (c == '\r' && pos_ < t_.size() && t_[pos_] == '\n') ++pos_;
-      ++line_;
-      return true;
-    }
-  }
-
- private:
-  std::string_view t_;
-  size_t pos_;
-  size_t line_;
-};
+using Row = CsvRow;
 
 int FieldIndex(const std::vector<std::string>& header, std::string_view name) {
   for (size_t i = 0; i < header.size(); ++i) {
@@ -150,6 +91,45 @@ void Classify(NcuKernel* k, const std::string& name, std::string_view unit, doub
   if (!k->duration_ns && (name == "gpu__time_duration.sum" || name == "Duration" ||
                           name == "gpu__time_duration")) {
     k->duration_ns = v;  // already ns (base units)
+  }
+}
+
+// The counters of tensor-pipe work and DRAM bytes among a kernel's metrics (NcuKernel's
+// tensor_count and dram_bytes), once every row of the kernel is read.
+void SummariseCounts(NcuKernel* k) {
+  double ops = 0, inst = 0, read = 0, write = 0, total = 0;
+  bool has_ops = false, has_inst = false, has_read = false, has_write = false, has_total = false;
+  std::string ops_names, inst_name;
+  for (const auto& [name, v] : k->metrics) {
+    if (!absl::EndsWith(name, ".sum")) continue;  // counts, not rates or percentages
+    if (Starts(name, "sm__ops_path_tensor")) {
+      ops += v;
+      has_ops = true;
+      absl::StrAppend(&ops_names, ops_names.empty() ? "" : " + ", name);
+    } else if (Starts(name, "sm__inst_executed_pipe_tensor") ||
+               Starts(name, "sm__inst_executed_pipe_tc")) {
+      if (!has_inst || v > inst) inst_name = name;
+      inst = has_inst ? std::max(inst, v) : v;
+      has_inst = true;
+    } else if (name == "dram__bytes_read.sum") {
+      read = v, has_read = true;
+    } else if (name == "dram__bytes_write.sum") {
+      write = v, has_write = true;
+    } else if (name == "dram__bytes.sum") {
+      total = v, has_total = true;
+    }
+  }
+  if (has_ops) {
+    k->tensor_count = ops;
+    k->tensor_count_metric = ops_names;
+  } else if (has_inst) {
+    k->tensor_count = inst;
+    k->tensor_count_metric = inst_name;
+  }
+  if (has_total) {
+    k->dram_bytes = total;
+  } else if (has_read || has_write) {
+    k->dram_bytes = read + write;
   }
 }
 
@@ -251,6 +231,7 @@ absl::StatusOr<NcuReport> ParseNcuCsv(std::string_view text, const std::string& 
     return i >= 0 && static_cast<size_t>(i) < r.fields.size() ? std::string_view(r.fields[static_cast<size_t>(i)])
                                                                 : std::string_view();
   };
+  const int cc = FieldIndex(h, "CC");
   auto fill_identity = [&](const Row& r, NcuKernel* k) {
     k->id = std::string(field(r, id));
     k->name = std::string(field(r, name));
@@ -259,20 +240,27 @@ absl::StatusOr<NcuReport> ParseNcuCsv(std::string_view text, const std::string& 
     k->stream = ParseU64(field(r, stream));
     ParseDim(field(r, grid), k->grid);
     ParseDim(field(r, block), k->block);
+    k->cc = std::string(field(r, cc));
   };
+  // Details page: the fields a row must have, up to "Metric Value"; the rule columns after
+  // it may be left off.
+  const size_t min_fields = report.raw_page ? h.size() : static_cast<size_t>(value) + 1;
   std::vector<std::string> units;  // raw page
   std::map<std::string, size_t> by_id;  // details page: ID -> kernel
   bool first = true;
   while (reader.Next(&row, &error)) {
     if (row.fields.size() == 1 && row.fields[0].empty()) continue;
-    if (row.fields.size() != h.size()) {
-      // ncu appends program output after the table sometimes: stop at a non-table line
-      // that does not look like CSV at all; otherwise the row is malformed.
-      if (row.fields.size() == 1) continue;
+    // ncu appends program output after the table sometimes: a line that does not look like
+    // CSV at all is skipped.
+    if (row.fields.size() == 1 && h.size() > 1) continue;
+    // ncu leaves the empty rule columns after "Metric Value" off a metric row (16 fields
+    // under a 20-field header); any other field count is a malformed row.
+    if (row.fields.size() > h.size() || row.fields.size() < min_fields) {
       return absl::InvalidArgumentError(absl::StrCat(label, ": line ", row.line, " has ",
                                                      row.fields.size(), " fields, the header ",
                                                      h.size()));
     }
+    row.fields.resize(h.size());
     if (report.raw_page) {
       if (first) {
         first = false;
@@ -310,6 +298,7 @@ absl::StatusOr<NcuReport> ParseNcuCsv(std::string_view text, const std::string& 
     }
   }
   if (!error.empty()) return absl::DataLossError(absl::StrCat(label, ": ", error));
+  for (NcuKernel& k : report.kernels) SummariseCounts(&k);
   return report;
 }
 

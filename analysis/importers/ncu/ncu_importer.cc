@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <unordered_map>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "analysis/importers/common/import_util.h"
 #include "analysis/importers/ncu/ncu_csv.h"
@@ -21,6 +23,11 @@ void SetMetrics(const NcuKernel& k, const std::string& source, proto::KernelMetr
   if (k.fma_pipe_pct) m->set_fma_pipe_pct(*k.fma_pipe_pct);
   if (k.dram_pct) m->set_dram_throughput_pct(*k.dram_pct);
   if (k.sm_pct) m->set_sm_throughput_pct(*k.sm_pct);
+  if (k.tensor_count) {
+    m->set_tensor_count(*k.tensor_count);
+    m->set_tensor_count_metric(k.tensor_count_metric);
+  }
+  if (k.dram_bytes) m->set_dram_bytes(*k.dram_bytes);
   for (const auto& [name, v] : k.metrics) (*m->mutable_raw())[name] = v;
   m->set_source(source);
 }
@@ -45,6 +52,30 @@ absl::StatusOr<std::string> ReadText(const std::string& path) {
   ASSIGN_OR_RETURN(std::string text, ReadFile(path));
   if (text.empty()) return absl::InvalidArgumentError(absl::StrCat(path, ": empty file"));
   return text;
+}
+
+// ncu names no GPU model in its CSV, only the device index and the compute capability
+// ("CC" column, "12.0"): the device gets the architecture that implies (sm_120) and a name
+// that says what is known, so the analysis can list the spec-table GPUs of that
+// architecture instead of calling the device unknown.
+void DescribeNcuDevice(uint32_t id, const std::string& cc, proto::DeviceInfo* d) {
+  d->set_id(id);
+  d->set_kind("gpu");
+  uint32_t major = 0, minor = 0;
+  const size_t dot = cc.find('.');
+  const bool parsed = dot != std::string::npos && dot > 0 && dot + 1 < cc.size() &&
+                      absl::SimpleAtoi(cc.substr(0, dot), &major) &&
+                      absl::SimpleAtoi(cc.substr(dot + 1), &minor) && major > 0 && major < 100 &&
+                      minor < 10;
+  if (!parsed) {
+    d->set_name("unknown");
+    return;
+  }
+  d->set_vendor("NVIDIA");  // compute capabilities are CUDA's
+  d->set_cc_major(major);
+  d->set_cc_minor(minor);
+  d->set_arch(absl::StrCat("sm_", major, minor));
+  d->set_name(absl::StrCat("NVIDIA GPU of compute capability ", major, ".", minor));
 }
 
 }  // namespace
@@ -89,13 +120,16 @@ absl::StatusOr<proto::Trace> ImportNcuCsvText(std::string_view text, const std::
   ASSIGN_OR_RETURN(NcuReport report, ParseNcuCsv(text, label));
   proto::Trace trace;
   FillImportedHeader(&trace, label, "ncu-csv");
+  trace.mutable_header()->set_no_timeline(
+      "Nsight Compute serialises and replays each kernel it profiles, so its CSV holds "
+      "durations, not when the kernels ran: idle time, overlap and steps are unknown");
   trace.mutable_header()->add_notes(
       "ncu-csv: Nsight Compute serialises and replays kernels; start times are the durations "
       "laid end to end in profiling order, not a measured timeline");
   const std::string source = absl::StrCat("ncu: ", Utf8Clean(label));
   int64_t t = 0;
   int without_duration = 0;
-  std::vector<uint32_t> devices;
+  std::map<uint32_t, std::string> devices;  // id -> compute capability
   for (const NcuKernel& k : report.kernels) {
     proto::Activity* a = trace.add_activities();
     a->set_kind(proto::ACTIVITY_KIND_KERNEL);
@@ -120,16 +154,10 @@ absl::StatusOr<proto::Trace> ImportNcuCsvText(std::string_view text, const std::
     t += dur;
     if (!k.id.empty()) (*a->mutable_args())["ncu_id"] = k.id;
     SetMetrics(k, source, a->mutable_metrics());
-    devices.push_back(k.device);
+    std::string& cc = devices[k.device];
+    if (cc.empty()) cc = k.cc;
   }
-  std::sort(devices.begin(), devices.end());
-  devices.erase(std::unique(devices.begin(), devices.end()), devices.end());
-  for (uint32_t id : devices) {
-    proto::DeviceInfo* d = trace.mutable_header()->add_devices();
-    d->set_id(id);
-    d->set_kind("gpu");
-    d->set_name("unknown");
-  }
+  for (const auto& [id, cc] : devices) DescribeNcuDevice(id, cc, trace.mutable_header()->add_devices());
   proto::CollectorStats* c = trace.mutable_header()->mutable_collector();
   c->set_records_total(static_cast<uint64_t>(report.kernels.size()));
   c->set_metrics_requested(true);

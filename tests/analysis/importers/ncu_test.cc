@@ -149,6 +149,104 @@ TEST(NcuCsv, Errors) {
       << c.status();
 }
 
+// The details page as `ncu --csv` (its default page) writes it: 20 header fields, the five
+// rule columns after "Metric Value" left off metric rows (16 fields: the 15 written and the
+// empty one after the trailing comma), rule rows with all 20; several kernels; a "CC"
+// column; counters named on the command line (--metrics) beside the section metrics.
+std::string DetailsRow(const std::string& id, const std::string& kernel, const std::string& grid,
+                       const std::string& section, const std::string& metric,
+                       const std::string& unit, const std::string& value) {
+  return "\"" + id + "\",\"1702327\",\"python3.12\",\"127.0.0.1\",\"" + kernel +
+         "\",\"1\",\"7\",\"(128, 1, 1)\",\"" + grid + "\",\"0\",\"12.0\",\"" + section +
+         "\",\"" + metric + "\",\"" + unit + "\",\"" + value + "\",\n";
+}
+
+const char kDetailsHeader[] =
+    "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\",\"Stream\","
+    "\"Block Size\",\"Grid Size\",\"Device\",\"CC\",\"Section Name\",\"Metric Name\",\"Metric Unit\","
+    "\"Metric Value\",\"Rule Name\",\"Rule Type\",\"Rule Description\",\"Estimated Speedup Type\","
+    "\"Estimated Speedup\"\n";
+
+std::string RaggedDetailsPage() {
+  const std::string gemv = "void gemvx::kernel<int, __nv_bfloat16>(T13)";
+  const std::string mma = "void Kernel2<cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16>(Params)";
+  const std::string cmd = "Command line profiler metrics";
+  std::string csv = kDetailsHeader;
+  csv += DetailsRow("0", gemv, "(224, 1, 1)", cmd, "dram__bytes_read.sum", "Mbyte", "2.33");
+  csv += DetailsRow("0", gemv, "(224, 1, 1)", cmd, "dram__bytes_write.sum", "byte", "0");
+  csv += DetailsRow("0", gemv, "(224, 1, 1)", cmd, "gpu__time_duration.sum", "us", "6.46");
+  csv += DetailsRow("0", gemv, "(224, 1, 1)", cmd, "sm__ops_path_tensor_src_bf16_dst_bf16.sum",
+                    "", "n/a");
+  csv += DetailsRow("0", gemv, "(224, 1, 1)", cmd, "sm__ops_path_tensor_src_bf16_dst_fp32.sum",
+                    "", "0");
+  csv += DetailsRow("0", gemv, "(224, 1, 1)", "GPU Speed Of Light Throughput", "DRAM Throughput",
+                    "%", "20.52");
+  // A rule row: every column, the metric ones empty.
+  csv += "\"0\",\"1702327\",\"python3.12\",\"127.0.0.1\",\"" + gemv +
+         "\",\"1\",\"7\",\"(128, 1, 1)\",\"(224, 1, 1)\",\"0\",\"12.0\",\"SpeedOfLight\",\"\",\"\",\"\","
+         "\"SOLBottleneck\",\"OPT\",\"This kernel grid is too small, resulting in only 0.7 full "
+         "waves, \"\"quoted\"\".\",\"\",\"\"\n";
+  csv += DetailsRow("1", mma, "(152, 4, 1)", cmd, "dram__bytes_read.sum", "Mbyte", "2.64");
+  csv += DetailsRow("1", mma, "(152, 4, 1)", cmd, "dram__bytes_write.sum", "Kbyte", "1.5");
+  csv += DetailsRow("1", mma, "(152, 4, 1)", cmd, "gpu__time_duration.sum", "us", "13.31");
+  csv += DetailsRow("1", mma, "(152, 4, 1)", cmd, "sm__ops_path_tensor_src_bf16_dst_bf16.sum",
+                    "", "n/a");
+  csv += DetailsRow("1", mma, "(152, 4, 1)", cmd, "sm__ops_path_tensor_src_bf16_dst_fp32.sum",
+                    "", "603,979,776");
+  return csv;
+}
+
+TEST(NcuCsv, DetailsPageWithRaggedRowsAsNcuWritesThem) {
+  const std::string csv = RaggedDetailsPage();
+  auto r = ParseNcuCsv(csv, "ncu.details.csv");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(r->raw_page);
+  ASSERT_EQ(r->kernels.size(), 2u);
+  const NcuKernel& g = r->kernels[0];
+  EXPECT_EQ(g.cc, "12.0");
+  EXPECT_EQ(g.grid[0], 224u);
+  EXPECT_DOUBLE_EQ(*g.duration_ns, 6.46e3);
+  EXPECT_DOUBLE_EQ(*g.dram_pct, 20.52);
+  EXPECT_DOUBLE_EQ(*g.dram_bytes, 2.33e6 + 0);
+  // "n/a" is no value; the other path counted 0: no tensor work.
+  EXPECT_DOUBLE_EQ(*g.tensor_count, 0);
+  EXPECT_EQ(g.tensor_count_metric, "sm__ops_path_tensor_src_bf16_dst_fp32.sum");
+  const NcuKernel& m = r->kernels[1];
+  EXPECT_DOUBLE_EQ(*m.tensor_count, 603979776);
+  EXPECT_DOUBLE_EQ(*m.dram_bytes, 2.64e6 + 1.5e3);
+  EXPECT_FALSE(m.tensor_pipe_pct.has_value());
+  // A metric row cut before "Metric Value" is malformed, not ragged.
+  std::string cut = std::string(kDetailsHeader) + "\"0\",\"1\",\"p\",\"h\",\"k\"\n";
+  auto bad = ParseNcuCsv(cut, "cut.csv");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(std::string(bad.status().message()).find("cut.csv: line 2 has 5 fields, the header 20"),
+            std::string::npos) << bad.status();
+}
+
+// Imported on its own: the device has the CC column's architecture, the counters become the
+// per-kernel fields CUPTI metrics fill, and no timeline is claimed.
+TEST(NcuCsv, RaggedDetailsPageImportsWithDeviceAndTensorCounts) {
+  std::string path = testing::WriteTemp("ncu.details.csv", RaggedDetailsPage());
+  ImportOptions o;
+  o.progress = false;
+  auto t = ImportFile(path, o);
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_EQ(t->header().devices_size(), 1);
+  const proto::DeviceInfo& d = t->header().devices(0);
+  EXPECT_EQ(d.arch(), "sm_120");
+  EXPECT_EQ(d.cc_major(), 12u);
+  EXPECT_EQ(d.cc_minor(), 0u);
+  EXPECT_EQ(d.vendor(), "NVIDIA");
+  EXPECT_FALSE(t->header().no_timeline().empty());
+  ASSERT_EQ(t->activities_size(), 2);
+  const proto::KernelMetrics& g = t->activities(0).metrics();
+  EXPECT_DOUBLE_EQ(g.tensor_count(), 0);
+  EXPECT_DOUBLE_EQ(g.dram_bytes(), 2.33e6);
+  EXPECT_DOUBLE_EQ(g.dram_throughput_pct(), 20.52);
+  EXPECT_DOUBLE_EQ(t->activities(1).metrics().tensor_count(), 603979776);
+  EXPECT_EQ(t->activities(1).end_ns() - t->activities(1).start_ns(), 13310);
+}
+
 TEST(NcuCsv, Units) {
   EXPECT_DOUBLE_EQ(*NcuValueInBaseUnits("1,024", "byte"), 1024);
   EXPECT_DOUBLE_EQ(*NcuValueInBaseUnits("1.5", "Mbyte"), 1.5e6);
