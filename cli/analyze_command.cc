@@ -1,6 +1,7 @@
 // `qprof analyze INPUT... [--json OUT|-] [--html OUT] [--perfetto OUT] [--partial OUT]
 //  [--csv [--table T]...] [--wide] [--ncu CSV] [--sass FILE]... [--device NAME]
-//  [--model-shape CONFIG] [--top N] [--graph-capture CAPTURE]...`: attribute every kernel, aggregate, compute ceilings,
+//  [--model-shape CONFIG [--batch N] [--tp N]] [--top N] [--graph-capture CAPTURE]...`:
+// attribute every kernel, aggregate, compute ceilings,
 // print the terminal summary and write the reports asked for, all or none. Inputs are
 // streamed and read in parallel (one per rank, say); --partial writes the aggregation state
 // for `qprof merge` instead of finishing the analysis. A Profile JSON report (`--json` of an
@@ -29,6 +30,8 @@ struct AnalyzeArgs {
   std::string partial_out;
   std::string ncu_csv;
   std::vector<std::string> graph_captures;
+  uint32_t batch = 0;
+  uint32_t tp = 0;
 };
 
 absl::Status RunAnalyze(const AnalyzeArgs& args) {
@@ -38,6 +41,8 @@ absl::Status RunAnalyze(const AnalyzeArgs& args) {
   request.ncu_csv = args.ncu_csv;
   request.perfetto = !args.perfetto_out.empty();
   request.graph_captures = args.graph_captures;
+  request.batch = args.batch;
+  request.tp = args.tp;
   if (!args.partial_out.empty()) {
     ASSIGN_OR_RETURN(api::PartialResult partial, api::AnalyzePartial(request));
     RETURN_IF_ERROR(WriteFileAtomic(args.partial_out, partial.bytes));
@@ -89,6 +94,15 @@ void RegisterAnalyzeCommand(CLI::App& app, CommandRunner& runner) {
                   "replay's kernels take the context they had at capture, paired by kernel name "
                   "(ROCm) or launch order and count (CUDA), with the capture that fits best")
       ->check(CLI::ExistingFile);
+  cmd->add_option("--batch", args->batch,
+                  "Tokens per decode step, for graph replays without a capture whose GEMMs "
+                  "--model-shape models from the layer order (default: the batch the step "
+                  "ranges name, \"step[DECODE bs=32]\" or the iteration annotation)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--tp", args->tp,
+                  "Tensor-parallel degree the modelled layers are split by (default: the "
+                  "trace's world size, from its distributedInfo, else 1)")
+      ->check(CLI::PositiveNumber);
   cmd->callback([args, &runner] { runner.action = [args] { return RunAnalyze(*args); }; });
 }
 

@@ -392,6 +392,13 @@ void TraceAccumulator::Range(const proto::NvtxRange& r) {
     if (name.empty()) name = std::string_view(p).substr(p.find_last_of('/') + 1);
     state_->range_summary.Add(name, static_cast<uint64_t>(r.end_ns() - r.start_ns()));
   }
+  if (r.end_ns() != std::numeric_limits<int64_t>::max()) {
+    const std::string& p = r.path();
+    state_->traces[trace_].decode_steps.AddRange(
+        r.name().empty() ? std::string_view(p).substr(p.find_last_of('/') + 1)
+                         : std::string_view(r.name()),
+        r.start_ns(), r.end_ns(), r.pid(), r.tid());
+  }
   // A "step N" range (named so itself, not only inside one) spans its step.
   int64_t s = StepOfPath(r.path());
   if (s < 0 || r.end_ns() <= r.start_ns()) return;
@@ -545,7 +552,8 @@ const TraceAccumulator::PathInfo& TraceAccumulator::PathOf(const std::string& nv
   if (it == path_cache_.end()) {
     if (path_cache_.size() >= kMaxCacheEntries) path_cache_.clear();
     RangeAcc* r = &state_->ranges[FoldNvtxPath(nvtx_path)];
-    it = path_cache_.emplace(nvtx_path, PathInfo{r, StepOfPath(nvtx_path)}).first;
+    it = path_cache_.emplace(nvtx_path, PathInfo{r, StepOfPath(nvtx_path),
+                                                 PathHasDecodeStep(nvtx_path)}).first;
   }
   last_path_ = nvtx_path;
   last_path_info_ = it->second;
@@ -602,6 +610,10 @@ void TraceAccumulator::AddValidLaunch(KernelGroup& g, uint32_t group, const prot
     const PathInfo& p = PathOf(a.nvtx_path());
     p.range->time_ns += static_cast<uint64_t>(d);
     p.range->calls += 1;
+    if (p.decode_step && a.has_launch_ns()) {
+      state_->traces[trace_].decode_steps.AddKernel(a.launch_ns(), a.pid(), a.tid(),
+                                                    a.start_ns(), a.end_ns());
+    }
     if (p.step >= 0) {
       if (last_step_acc_ == nullptr || last_step_ != p.step) {
         last_step_acc_ = &state_->steps[p.step];
@@ -640,9 +652,14 @@ void TraceAccumulator::AddValidLaunch(KernelGroup& g, uint32_t group, const prot
 
 int32_t TraceAccumulator::ShapeWorkOf(KernelGroup& g, uint32_t group, const proto::Activity& a) {
   const proto::LaunchContext& ctx = a.launch_context();
-  if (ctx.stack() == 0) return -1;
-  const WorkKey key{last_raw_, ctx.stack(), ctx.op_kernels(), ctx.outer_op_kernels(),
-                    ctx.graph_launch()};
+  // A replayed kernel without a capture resolves through its modelled op call, a stack of
+  // its own (never a launch's stack), so the cache key stays unique.
+  const bool modelled = ctx.graph_launch() && !ctx.graph_capture() && ctx.modelled_stack() != 0;
+  if (ctx.stack() == 0 && !modelled) return -1;
+  const WorkKey key = modelled ? WorkKey{last_raw_, ctx.modelled_stack(), ctx.modelled_op_kernels(),
+                                         ctx.modelled_op_kernels(), true}
+                               : WorkKey{last_raw_, ctx.stack(), ctx.op_kernels(),
+                                         ctx.outer_op_kernels(), ctx.graph_launch()};
   CachedWork c;
   if (key == last_work_key_ && last_work_.group == group) {
     c = last_work_;

@@ -56,6 +56,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "analysis/aggregate/collectives.h"
+#include "analysis/aggregate/decode_steps.h"
 #include "analysis/aggregate/interval_union.h"
 #include "analysis/aggregate/quantiles.h"
 #include "analysis/aggregate/range_summary.h"
@@ -208,6 +209,7 @@ struct TraceState {
   std::map<std::pair<uint32_t, uint64_t>, UnionAcc> streams;
   uint64_t memcpy_ns = 0, memset_ns = 0;
   std::map<int64_t, StepRangeSpan> step_ranges;  // first "step N" range of each step
+  DecodeSteps decode_steps;  // ranges that name a decode step's tokens (decode_steps.h)
   uint64_t seq = 0;
 };
 
@@ -281,6 +283,7 @@ class TraceAccumulator : public importers::TraceSink {
   struct PathInfo {
     RangeAcc* range;  // std::map nodes do not move
     int64_t step;
+    bool decode_step = false;  // a component names a decode step (decode_steps.h)
   };
   KernelGroup& GroupOf(const proto::Activity& a);
   uint32_t ContextOf(const proto::Activity& a);

@@ -182,6 +182,14 @@ std::string BaseNameOf(const std::string& path) {
 void FillGraphCaptureSummary(const ProfileState& state, proto::LaunchSummary* s) {
   for (const TraceState& t : state.traces) {
     const proto::GraphCaptureJoin& j = t.header.launch_context_stats().graph_capture();
+    if (j.modelled_replays() > 0 || j.model_notes_size() > 0) {
+      std::string line = fmt::format("{}: {} graph replays without a capture modelled ({} kernels) "
+                                     "from {}",
+                                     BaseNameOf(t.header.source_path()), j.modelled_replays(),
+                                     j.modelled_kernels(), j.model_source());
+      for (const std::string& n : j.model_notes()) line += "; " + n;
+      s->add_graph_capture(line);
+    }
     if (j.kernels() == 0) continue;
     s->set_graph_capture_matched(s->graph_capture_matched() + j.matched());
     s->set_graph_capture_unmatched(s->graph_capture_unmatched() + j.unmatched());

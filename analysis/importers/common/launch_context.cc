@@ -164,7 +164,10 @@ uint32_t LaunchStackTable::CopyStack(const proto::LaunchContextStats& from, uint
     if (f >= static_cast<uint32_t>(from.frames_size())) continue;
     const proto::LaunchFrame& src = from.frames(static_cast<int>(f));
     const int before = stats_->frames_size();
-    const uint32_t id = Frame(src.name(), src.kind());
+    // Frames differ by their shapes too: two calls of one op with different shapes are two
+    // frames (a capture's QKV and shared-expert aten::mm), as the importers intern them.
+    const uint32_t id = Frame(src.name(), src.kind(),
+                              PackShapes(src.input_dims(), src.input_types(), src.concrete_inputs()));
     if (stats_->frames_size() > before) *stats_->mutable_frames(static_cast<int>(id)) = src;
     frames.push_back(id);
   }
