@@ -21,8 +21,33 @@ void CheckWork(const qprof::work::OpWork& w) {
   }
 }
 
+// A step whose sums every attention rule can use.
+const qprof::work::IterationAnnotation& Step() {
+  static const auto* step = new qprof::work::IterationAnnotation(*qprof::work::ParseIterationAnnotation(
+      "execute_40_context_1(sq8sk16sqsq64sqsk128)_generation_32(sq32sk4000sqsq32sqsk4000)"));
+  return *step;
+}
+
+// One exact op name per convention of the op-rule table.
+const std::vector<std::string>& OnePerConvention() {
+  static const auto* ops = [] {
+    auto* v = new std::vector<std::string>;
+    bool seen[qprof::work::kConventions] = {};
+    for (auto table : {qprof::work::AtenOpRules(), qprof::work::ServingOpRules()}) {
+      for (const qprof::work::OpRule& r : table) {
+        const auto c = static_cast<size_t>(r.convention);
+        if (r.match != qprof::work::Match::kExact || seen[c]) continue;
+        seen[c] = true;
+        v->emplace_back(r.pattern);
+      }
+    }
+    return v;
+  }();
+  return *ops;
+}
+
 void Derive(const qprof::work::OpCall& call) {
-  qprof::work::OpWorkResult r = qprof::work::DeriveOpWork(call);
+  qprof::work::OpWorkResult r = qprof::work::DeriveOpWork(call, qprof::work::OpContext{&Step()});
   if (r.outcome == qprof::work::Outcome::kWork) CheckWork(r.work);
   if (r.outcome == qprof::work::Outcome::kInvalid && r.error.empty()) __builtin_trap();
 }
@@ -43,12 +68,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto call = qprof::work::ParseKinetoOpCall(parts[0], parts[1], parts[2], parts[3]);
   if (call.ok()) {
     Derive(*call);
-    // The same shapes under every op with a rule.
-    for (const char* op : {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::linear",
-                           "aten::matmul", "aten::_scaled_mm", "aten::_grouped_mm",
-                           "aten::_flash_attention_forward", "flash_attn::_flash_attn_varlen_forward",
-                           "aten::_efficient_attention_forward", "aten::cudnn_convolution",
-                           "aten::convolution", "aten::copy_", "aten::cat", "aten::mul", "aten::add_"}) {
+    // The same shapes under every convention of the op-rule table, and a few layouts more.
+    std::vector<std::string> ops = OnePerConvention();
+    for (const char* op : {"aten::addmm", "aten::linear", "aten::_scaled_mm", "_C::cutlass_scaled_fp4_mm",
+                           "flash_attn::_flash_attn_varlen_forward", "aten::_efficient_attention_forward",
+                           "aten::cudnn_convolution", "aten::native_group_norm", "_C::paged_attention_v2",
+                           "sgl_kernel::fwd_kvcache_mla", "aten::add_", "_C::fused_add_rms_norm"}) {
+      ops.emplace_back(op);
+    }
+    for (const std::string& op : ops) {
       qprof::work::OpCall c = *call;
       c.op = op;
       Derive(c);
@@ -75,5 +103,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     Derive(c);
   }
   (void)qprof::work::ParseDims(bytes);
+  (void)qprof::work::ParseIterationAnnotation(bytes);
   return 0;
 }

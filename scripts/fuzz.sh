@@ -75,6 +75,12 @@ put("fuzz_shapes", "flash.txt", b'aten::_flash_attention_forward\n[[16,559,16,64
 put("fuzz_shapes", "cat.txt", b'aten::cat\n[[[2,3],[2,3]],[]]\n["TensorList","Scalar"]\n["","0"]')
 put("fuzz_shapes", "conv.txt", b'aten::cudnn_convolution\n[[8,3,224,224],[64,3,11,11],[],[],[],[]]\n'
     b'["float","float","ScalarList","ScalarList","ScalarList","Scalar"]\n["","","[2, 2]","[4, 4]","[1, 1]","1"]')
+put("fuzz_shapes", "paged.txt", b'sglang_profiler::attention_paged_attention_ragged_100\n[[32,32,128],[1],[32,32,128],[835874,1,8,128],[835874,1,8,128],[33]]\n'
+    b'["c10::BFloat16","unsigned char","c10::BFloat16","c10::BFloat16","c10::BFloat16","int"]\n["","","","","",""]')
+put("fuzz_shapes", "convbwd.txt", b'aten::convolution_backward\n[[10,512,7,7],[10,512,7,7],[512,512,3,3],[],[],[],[],[],[],[],[]]\n'
+    b'["c10::BFloat16","c10::BFloat16","c10::BFloat16","ScalarList","ScalarList","ScalarList","ScalarList","Scalar","ScalarList","Scalar","ScalarList"]\n'
+    b'["","","","[0]","[1, 1]","[1, 1]","[1, 1]","False","[0, 0]","1","[True, True, False]"]')
+put("fuzz_shapes", "step.txt", b'execute_32_context_0(sq0sk0sqsq0sqsk0)_generation_32(sq32sk32785sqsq32sqsk32785)')
 put("fuzz_shapes", "nvtx.txt", b'aten::addmm, seq = 11, op_id = 2, sizes = [[1024], [64, 512], [512, 1024], [], []], input_op_ids = [(1,0)]')
 for t in ("fuzz_kineto", "fuzz_detect"):
     put(t, "new.json", new)

@@ -25,9 +25,16 @@ const proto::LaunchKernelSet* SetAt(const proto::LaunchContextStats& t, uint32_t
 
 bool IsComputeKind(std::string_view k) { return k != kind::kMemory; }
 
+// A rule that derives work from the call's shapes alone (not MoE, which needs the model).
+bool HasShapeRule(const OpRule* r) {
+  return r != nullptr && r->convention != Convention::kNoWork &&
+         r->convention != Convention::kMoeLayer;
+}
+
+
 // Worker launches of a call, from its kernel list: non-helper kernels (every kernel for a
 // memory op); for an MoE call only those whose innermost op is the call itself or has no
-// rule of its own.
+// work of its own (none, or another MoE entry point nested in it).
 uint32_t Workers(const proto::LaunchKernelSet& set, std::string_view k, std::string_view moe_op) {
   uint32_t n = 0;
   for (int i = 0; i < set.kernels_size(); ++i) {
@@ -35,7 +42,7 @@ uint32_t Workers(const proto::LaunchKernelSet& set, std::string_view k, std::str
     if (IsComputeKind(k) && IsHelperKernel(set.kernels(i))) continue;
     if (!moe_op.empty() && i < set.inner_ops_size()) {
       const std::string& inner = set.inner_ops(i);
-      if (inner != moe_op && !OpKind(inner).empty()) continue;
+      if (inner != moe_op && HasShapeRule(FindOpRule(inner))) continue;
     }
     n += launches;
   }
@@ -91,6 +98,41 @@ LaunchWorkResult MoeLaunch(const proto::LaunchFrame& f, const proto::LaunchKerne
   return r;
 }
 
+// Attention whose key lengths may come from the step.
+bool NeedsStep(const OpRule& r) {
+  return r.convention == Convention::kStepAttention || r.convention == Convention::kAttention;
+}
+
+// The innermost iteration annotation on the stack that states key lengths, else the
+// innermost one (SGLang nests its plain "step[EXTEND bs=15 toks=15360]" inside the detailed
+// "execute_..." of TraceLens's plugin).
+std::optional<IterationAnnotation> StackStep(const proto::LaunchContextStats& t,
+                                             const proto::LaunchStack& stack) {
+  std::optional<IterationAnnotation> first;
+  for (int i = stack.frames_size() - 1; i >= 0; --i) {
+    const proto::LaunchFrame* f = FrameAt(t, stack.frames(i));
+    if (f == nullptr || f->kind() == kCpuOp) continue;
+    auto a = ParseIterationAnnotation(f->name());
+    if (!a) continue;
+    if (a->has_keys) return a;
+    if (!first) first = std::move(a);
+  }
+  return first;
+}
+
+// One launch's share of a derived call's work.
+LaunchWorkResult FromOpWork(OpWorkResult w, std::string_view kernel,
+                            const proto::LaunchKernelSet* set) {
+  if (w.outcome == Outcome::kInvalid) return InvalidResult(std::move(w.error));
+  if (w.outcome == Outcome::kNoRule) return LaunchWorkResult{};
+  if (IsComputeKind(w.work.kind) && IsHelperKernel(kernel)) return LaunchWorkResult{};
+  LaunchWorkResult r;
+  r.outcome = LaunchOutcome::kWork;
+  r.work.work = std::move(w.work);
+  Share(&r.work, set, "");
+  return r;
+}
+
 }  // namespace
 
 bool IsHelperKernel(std::string_view kernel) {
@@ -103,7 +145,24 @@ bool IsHelperKernel(std::string_view kernel) {
       "elementwise_kernel", "catarraybatchedcopy", "topk", "moe_align", "gating", "softmax",
       "sort", "histogram", "silu", "gelu", "act_and_mul", "moe_sum", "finalize", "permute",
       "scatter", "gather", "quant", "reduce_kernel", "copy", "expert_offsets", "shuffle",
-      "routing"};
+      "routing",
+      // MIOpen's layout and fill kernels around its convolutions (SubTensorOpWithScalar1d,
+      // batched_transpose_32x32_half, transpose_NCHW2CNHW_V2_2D_WG_off64); vLLM's unified
+      // attention's split-KV reduction; triton_kernels' MoE routing (_sum_bitmatrix_rows)
+      "subtensorop", "batched_transpose", "transpose_nchw2cnhw", "transpose_cnhw2nchw",
+      "reduce_segments", "bitmatrix"};
+  // Composable Kernel's GEMM, convolution and attention kernels spell their whole pipeline
+  // in their template arguments ("kernel_grouped_conv_fwd_multiple_abd_xdl_cshuffle<
+  // GridwiseGemm..., element_wise::PassThrough>", "kentry<FmhaBatchPrefillWithPagedKVCache
+  // Kernel<..., BlockAttentionQuantScaleEnum, ...>>"), words that would read as a helper's
+  // ("fill" of Prefill, "quant"): they do the work. CK's split-KV combine kernel
+  // (FmhaFwdSplitKVCombineKernel) stays a helper.
+  static constexpr const char* kCompute[] = {"gridwisegemm", "_xdl_cshuffle", "igemm_",
+                                             "fmhabatchprefill", "fmhafwdkernel",
+                                             "fmhafwdsplitkvkernel"};
+  for (const char* c : kCompute) {
+    if (absl::StrContains(k, c)) return false;
+  }
   for (const char* h : kHelpers) {
     if (absl::StrContains(k, h)) return true;
   }
@@ -127,7 +186,8 @@ std::string LaunchWork::Describe() const {
 namespace {
 
 LaunchWorkResult ResolveFromStack(const proto::LaunchContextStats& t,
-                                  const proto::LaunchContext& ctx, std::string_view kernel) {
+                                  const proto::LaunchContext& ctx, std::string_view kernel,
+                                  const IterationAnnotation* step) {
   LaunchWorkResult none;
   if (ctx.stack() == 0 || ctx.stack() >= static_cast<uint32_t>(t.stacks_size())) return none;
   const proto::LaunchStack& stack = t.stacks(static_cast<int>(ctx.stack()));
@@ -142,21 +202,19 @@ LaunchWorkResult ResolveFromStack(const proto::LaunchContextStats& t,
   const proto::LaunchKernelSet* inner_set = SetAt(t, ctx.op_kernels());
   if (!cpu_ops.empty()) {
     const proto::LaunchFrame& inner = *cpu_ops.back();
-    if (!OpKind(inner.name()).empty()) {
+    if (const OpRule* rule = FindOpRule(inner.name()); HasShapeRule(rule)) {
       auto call = ParseKinetoOpCall(inner.name(), inner.input_dims(), inner.input_types(),
                                     inner.concrete_inputs());
       if (!call.ok()) return InvalidResult(absl::StrCat(inner.name(), ": ", call.status().message()));
       if (call->args.empty()) return none;  // recorded without shapes
       FillMissingDtypes(DtypeOfKernelName(kernel), &*call);  // tensor lists record no type
-      OpWorkResult w = DeriveOpWork(*call);
-      if (w.outcome == Outcome::kInvalid) return InvalidResult(w.error);
-      if (w.outcome == Outcome::kNoRule) return none;
-      if (IsComputeKind(w.work.kind) && IsHelperKernel(kernel)) return none;
-      LaunchWorkResult r;
-      r.outcome = LaunchOutcome::kWork;
-      r.work.work = std::move(w.work);
-      Share(&r.work, inner_set, "");
-      return r;
+      std::optional<IterationAnnotation> found;
+      OpContext oc;
+      if (NeedsStep(*rule)) {
+        if (step == nullptr) found = StackStep(t, stack);
+        oc.step = step != nullptr ? step : (found ? &*found : nullptr);
+      }
+      return FromOpWork(DeriveOpWork(*call, oc), kernel, inner_set);
     }
     // An MoE entry point, outermost (the layer's own op: vllm::moe_forward, whose first input
     // is the hidden states) or innermost: its kernel list is the matching one.
@@ -175,17 +233,12 @@ LaunchWorkResult ResolveFromStack(const proto::LaunchContextStats& t,
     if (!parsed) return none;
     if (!parsed->ok()) return InvalidResult(absl::StrCat(nvtx->name(), ": ", parsed->status().message()));
     OpCall call = **parsed;
-    if (OpKind(call.op).empty()) return none;
+    const OpRule* rule = FindOpRule(call.op);
+    if (!HasShapeRule(rule)) return none;
     FillMissingDtypes(DtypeOfKernelName(kernel), &call);
-    OpWorkResult w = DeriveOpWork(call);
-    if (w.outcome == Outcome::kInvalid) return InvalidResult(w.error);
-    if (w.outcome == Outcome::kNoRule) return none;
-    if (IsComputeKind(w.work.kind) && IsHelperKernel(kernel)) return none;
-    LaunchWorkResult r;
-    r.outcome = LaunchOutcome::kWork;
-    r.work.work = std::move(w.work);
-    Share(&r.work, nullptr, "");
-    return r;
+    OpContext oc;
+    oc.step = NeedsStep(*rule) ? step : nullptr;
+    return FromOpWork(DeriveOpWork(call, oc), kernel, nullptr);
   }
   return none;
 }
@@ -193,7 +246,8 @@ LaunchWorkResult ResolveFromStack(const proto::LaunchContextStats& t,
 }  // namespace
 
 LaunchWorkResult ResolveLaunchWork(const proto::LaunchContextStats& t,
-                                   const proto::LaunchContext& ctx, std::string_view kernel) {
+                                   const proto::LaunchContext& ctx, std::string_view kernel,
+                                   const IterationAnnotation* step) {
   // A replayed kernel not paired with its capture has the replay loop's context; its work
   // is its modelled op call's, when the layer order gave it one.
   if (ctx.graph_launch() && !ctx.graph_capture()) {
@@ -203,7 +257,7 @@ LaunchWorkResult ResolveLaunchWork(const proto::LaunchContextStats& t,
     call.set_stack(m);
     call.set_op_kernels(ctx.modelled_op_kernels());
     call.set_outer_op_kernels(ctx.modelled_op_kernels());
-    LaunchWorkResult r = ResolveFromStack(t, call, kernel);
+    LaunchWorkResult r = ResolveFromStack(t, call, kernel, step);
     for (uint32_t id : t.stacks(static_cast<int>(m)).frames()) {
       const proto::LaunchFrame* f = FrameAt(t, id);
       if (f != nullptr && f->kind() == kModelLayerFrame) r.work.modelled = f->name();
@@ -211,20 +265,30 @@ LaunchWorkResult ResolveLaunchWork(const proto::LaunchContextStats& t,
     if (r.outcome == LaunchOutcome::kWork && r.work.modelled.empty()) r.work.modelled = "?";
     return r;
   }
-  LaunchWorkResult r = ResolveFromStack(t, ctx, kernel);
+  LaunchWorkResult r = ResolveFromStack(t, ctx, kernel, step);
   r.work.from_capture = ctx.graph_launch() && ctx.graph_capture();
   return r;
 }
 
 absl::Status ApplyModelShape(const ModelShape& m, LaunchWork* w) {
   if (!w->needs_model) return absl::OkStatus();
-  if (static_cast<double>(m.hidden) != w->moe_hidden) {
+  const double hidden = static_cast<double>(m.hidden);
+  // Kernels that need aligned sizes get the hidden states padded (vLLM's MXFP4 MoE on ROCm
+  // pads gpt-oss's 2880 to 3072, a multiple of 256): a call up to one 256-block wider than
+  // the model is the model's, padded.
+  const bool padded = w->moe_hidden > hidden && w->moe_hidden < hidden + 256 &&
+                      std::fmod(w->moe_hidden, 64) == 0;
+  if (hidden != w->moe_hidden && !padded) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "%s: the call's hidden size %.0f differs from %s's hidden_size %d", w->moe_op,
         w->moe_hidden, m.path, m.hidden));
   }
   auto call = MoeCallWork(m, w->moe_op, w->moe_tokens, w->activation_bytes, w->moe_shared);
   if (!call.ok()) return call.status();
+  if (padded) {
+    absl::StrAppend(&call->description, absl::StrFormat(
+        " (the call's hidden states are padded to %.0f)", w->moe_hidden));
+  }
   const std::string precision = w->work.precision;
   w->work = *std::move(call);
   w->work.precision = precision;

@@ -19,6 +19,11 @@
 //  them a modelled op call (LaunchContext.modelled_stack: a "model_layer" frame naming the
 //  layer and the op call the model gives it, importers/common/layer_model.h): its work,
 //  labelled modelled.
+// The step: attention ops whose key lengths are not in their shapes (op_work.h:
+// kStepAttention, varlen prefill) take the step's sums from the innermost iteration
+// annotation on the stack (iteration_annotation.h: a user annotation such as vLLM's
+// "execute_32_context_0(...)_generation_32(...)"), or from `step` when the caller knows the
+// step another way (a graph replay's step annotation); `step` wins.
 // Which kernel: "the work goes to the kernel that does it". Helper kernels (memsets,
 // fills, split-K reductions, layout conversions, epilogues, combines, routing, activation
 // and quantisation kernels: IsHelperKernel) of a GEMM, convolution, attention or MoE call
@@ -36,6 +41,7 @@
 #include <string>
 #include <string_view>
 
+#include "analysis/work/iteration_annotation.h"
 #include "analysis/work/model_shape.h"
 #include "analysis/work/op_work.h"
 #include "proto/trace.pb.h"
@@ -85,7 +91,8 @@ struct LaunchWorkResult {
 };
 
 LaunchWorkResult ResolveLaunchWork(const proto::LaunchContextStats& tables,
-                                   const proto::LaunchContext& ctx, std::string_view kernel);
+                                   const proto::LaunchContext& ctx, std::string_view kernel,
+                                   const IterationAnnotation* step = nullptr);
 
 // Fills an MoE launch's flops and bytes from the model; an error when the shape does not
 // fit the call (its hidden size differs, the model has no experts).

@@ -17,19 +17,11 @@ double ExpectedExpertsTouched(double experts, double top_k, double tokens) {
 }
 
 bool IsMoeOp(std::string_view op, bool* shared) {
-  const std::string o = absl::AsciiStrToLower(std::string(op));
-  if (shared != nullptr) *shared = absl::StrContains(o, "shared");
-  // Routing-only ops (topk_softmax, moe_align_block_size, grouped_topk) are not entry points.
-  if (absl::StrContains(o, "topk") || absl::StrContains(o, "align") || absl::StrContains(o, "router")) {
-    return false;
+  if (shared != nullptr) {
+    *shared = absl::StrContains(absl::AsciiStrToLower(std::string(op)), "shared");
   }
-  for (const char* p : {"moe_forward", "fused_moe", "fused_experts", "fusedmoe", "moe_runner",
-                             "trtllm_fp4_block_scale_moe", "trtllm_fp8_block_scale_moe",
-                             "cutlass_moe", "cutlass_fused_moe", "marlin_moe", "moe_wna16",
-                             "flashinfer_fused_moe", "deepep_moe", "triton_kernel_moe"}) {
-    if (absl::StrContains(o, p)) return true;
-  }
-  return false;
+  const OpRule* r = FindOpRule(op);
+  return r != nullptr && r->convention == Convention::kMoeLayer;
 }
 
 absl::StatusOr<OpWork> MoeCallWork(const ModelShape& m, std::string_view op, double tokens,

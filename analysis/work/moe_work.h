@@ -29,8 +29,10 @@ absl::StatusOr<OpWork> MoeCallWork(const ModelShape& m, std::string_view op, dou
                                    double activation_bytes, bool with_shared);
 
 // Whether a cpu_op names an MoE layer entry point whose first [T, hidden] input gives the
-// tokens (vllm::moe_forward, SGLang and vLLM fused_moe ops, FlashInfer/TRT-LLM FP4 MoE,
-// Marlin MoE, CUTLASS MoE, ...); `shared` says the op also runs the shared experts.
+// tokens: its op rule (op_rules.h) is Convention::kMoeLayer (vllm::moe_forward, SGLang and
+// vLLM fused_moe / fused_experts ops, MoE runners, FlashInfer/TRT-LLM FP4 MoE, Marlin MoE,
+// CUTLASS MoE, ...; routing ops such as topk_softmax and moe_align_block_size are not);
+// `shared` says the op also runs the shared experts.
 bool IsMoeOp(std::string_view op, bool* shared = nullptr);
 
 }  // namespace qprof::work

@@ -160,6 +160,7 @@ absl::StatusOr<OpCall> ParseKinetoOpCall(std::string_view name, std::string_view
       return Bad(absl::StrCat("\"Concrete Inputs\" has ", values->size(), " entries for ",
                               call.args.size(), " inputs"));
     }
+    call.has_values = !values->empty();
     for (size_t i = 0; i < values->size(); ++i) call.args[i].value = std::move((*values)[i]);
   }
   return call;

@@ -47,6 +47,7 @@ struct OpCall {
   std::string op;                            // "aten::addmm", with emit_nvtx decorations removed
   std::vector<OpArg> args;
   bool has_types = false;                    // Kineto recorded "Input type"
+  bool has_values = false;                   // Kineto recorded "Concrete Inputs" (PyTorch 2.1+)
 };
 
 // A Kineto cpu_op: its name and the three arrays' JSON texts ("" when absent).

@@ -77,7 +77,8 @@ std::string StripNvtxCallNumbers(std::string_view name) {
 
 bool KeepConcreteValue(std::string_view op, std::string_view value) {
   if (value.empty() || value == "True" || value == "False" || value.front() == '[') return true;
-  return ContainsAny(op, {"attention", "attn", "scaled_mm", "grouped_mm", "conv", "moe"});
+  return ContainsAny(op, {"attention", "attn", "mla", "scaled_mm", "grouped_mm", "conv", "norm",
+                          "moe"});
 }
 
 uint32_t KernelSetTable::Intern(std::vector<std::pair<std::string_view, std::string_view>>* kernels) {
@@ -164,8 +165,8 @@ uint32_t LaunchStackTable::CopyStack(const proto::LaunchContextStats& from, uint
     if (f >= static_cast<uint32_t>(from.frames_size())) continue;
     const proto::LaunchFrame& src = from.frames(static_cast<int>(f));
     const int before = stats_->frames_size();
-    // Frames differ by their shapes too: two calls of one op with different shapes are two
-    // frames (a capture's QKV and shared-expert aten::mm), as the importers intern them.
+    // Keyed by the shapes too: the capture's op calls of one name (every aten::mm of a
+    // decode step) are distinct frames, each with its own shapes.
     const uint32_t id = Frame(src.name(), src.kind(),
                               PackShapes(src.input_dims(), src.input_types(), src.concrete_inputs()));
     if (stats_->frames_size() > before) *stats_->mutable_frames(static_cast<int>(id)) = src;
@@ -308,7 +309,7 @@ bool LaunchContextBuilder::ContextAt(ThreadKey thread, int64_t time, std::string
     ctx->set_stack(last_stack_);
     if (kernel) {
       stats->set_with_context(stats->with_context() + 1);
-      stats->set_frames_dropped(stats->frames_dropped() + dropped);
+      stats->set_frames_dropped(stats->frames_dropped() + dropped - KeptOuter(dropped));
     }
     return false;
   }
@@ -316,12 +317,41 @@ bool LaunchContextBuilder::ContextAt(ThreadKey thread, int64_t time, std::string
   return InternStack(dropped, kernel, table, ctx);
 }
 
+namespace {
+
+// A serving engine's step annotation (vLLM "execute_...", SGLang "step[...", ATOM
+// "prefill[..." / "decode[..."): the attention rules read the step's sequence lengths from it.
+bool IsStepAnnotation(std::string_view name) {
+  for (std::string_view p : {"execute_", "step[", "prefill[", "decode["}) {
+    if (name.substr(0, p.size()) == p) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+size_t LaunchContextBuilder::KeptOuter(size_t dropped) {
+  if (dropped == 0) return 0;
+  if (annotation_id_ == UINT32_MAX) annotation_id_ = Intern("user_annotation");
+  size_t kept = 0;
+  for (size_t i = 0; i < dropped; ++i) {
+    kept += scratch_[i]->kind == annotation_id_ && IsStepAnnotation(strings_[scratch_[i]->name]);
+  }
+  return kept;
+}
+
 bool LaunchContextBuilder::InternStack(size_t dropped, bool kernel, LaunchStackTable* table,
                                        proto::LaunchContext* ctx) {
   proto::LaunchContextStats* stats = table->stats();
   ids_scratch_.clear();
-  for (size_t i = dropped; i < scratch_.size(); ++i) {
+  const size_t kept_outer = KeptOuter(dropped);
+  for (size_t i = 0; i < scratch_.size(); ++i) {
     const Frame& f = *scratch_[i];
+    // An outer frame past kMaxFrames is kept only when it is a step annotation.
+    if (i < dropped && (kept_outer == 0 || f.kind != annotation_id_ ||
+                        !IsStepAnnotation(strings_[f.name]))) {
+      continue;
+    }
     const TableKey key{f.name, f.kind, f.shapes};
     auto it = table_frames_.find(key);
     if (it == table_frames_.end()) {
@@ -331,11 +361,11 @@ bool LaunchContextBuilder::InternStack(size_t dropped, bool kernel, LaunchStackT
     ids_scratch_.push_back(it->second);
   }
   bool added = false;
-  last_stack_ = table->Stack(ids_scratch_, static_cast<uint32_t>(dropped), &added);
+  last_stack_ = table->Stack(ids_scratch_, static_cast<uint32_t>(dropped - kept_outer), &added);
   ctx->set_stack(last_stack_);
   if (kernel) {
     stats->set_with_context(stats->with_context() + 1);
-    stats->set_frames_dropped(stats->frames_dropped() + dropped);
+    stats->set_frames_dropped(stats->frames_dropped() + dropped - kept_outer);
   }
   return added;
 }

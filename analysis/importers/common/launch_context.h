@@ -16,7 +16,10 @@
 //  - Stacks are stored once per trace: LaunchStackTable interns the distinct frames and
 //    stacks into TraceHeader.launch_context_stats (stacks[0] empty), each activity holds
 //    the index of its stack. At most kMaxFrames innermost frames are kept (the count of the
-//    others goes to frames_dropped). Two kinds of Python frames carry no information and
+//    others goes to frames_dropped), and a serving engine's step annotation however far out
+//    it sits (a user annotation named "execute_...", "step[...", "prefill[...", "decode[...":
+//    the attention work rules read the step's sequence lengths from it,
+//    analysis/work/iteration_annotation.h). Two kinds of Python frames carry no information and
 //    are left out before counting: torch's module-call plumbing
 //    ("torch/nn/modules/module.py(...): _call_impl" / "_wrapped_call_impl") and
 //    "<built-in method ...>" entries (the aten op that follows names the call).
@@ -82,8 +85,9 @@ void UnpackShapes(std::string_view packed, proto::LaunchFrame* frame);
 std::string StripNvtxCallNumbers(std::string_view name);
 
 // Whether a "Concrete Inputs" value of `op` is kept in its frame. Flags ("True", "False")
-// and lists ("[1, 1]": strides, paddings, dims) always; any value of attention, scaled-mm,
-// convolution and MoE ops (causal flags, mask types, out_dtype, max sequence lengths);
+// and lists ("[1, 1]": strides, paddings, dims) always; any value of attention (MLA
+// included), scaled-mm, convolution, normalisation and MoE ops (causal flags, mask types,
+// out_dtype, max sequence lengths, V head sizes, group counts);
 // other values (positions, indices, fill values) vary from call to call and would make a
 // frame, and a stack, per call, so they are blanked.
 bool KeepConcreteValue(std::string_view op, std::string_view value);
@@ -185,6 +189,8 @@ class LaunchContextBuilder {
   void FramesAt(const Thread& t, int64_t time, std::vector<const Frame*>* out) const;
   bool InternStack(size_t dropped, bool kernel, LaunchStackTable* table,
                    proto::LaunchContext* ctx);
+  // Of the first `dropped` (outer) frames of scratch_, the step annotations kept anyway.
+  size_t KeptOuter(size_t dropped);
 
   std::deque<std::string> strings_;  // stable: ids_ keys view into it
   std::unordered_map<std::string_view, uint32_t> ids_;
@@ -200,6 +206,7 @@ class LaunchContextBuilder {
   std::unordered_map<TableKey, uint32_t, TableKeyHash> table_frames_;  // -> table index
   uint32_t empty_id_ = UINT32_MAX;   // interned "" (frames without shapes)
   uint32_t cpu_op_id_ = UINT32_MAX;  // interned "cpu_op"
+  uint32_t annotation_id_ = UINT32_MAX;  // interned "user_annotation"
   bool has_shapes_ = false;
   OpCalls last_op_calls_;
   const LaunchStackTable* table_for_frames_ = nullptr;

@@ -121,6 +121,53 @@ TEST(LaunchContextKineto, NestedOtherThreadGraphMissing) {
   EXPECT_FALSE(s.method().empty());
 }
 
+// A serving engine's step annotation stays on the stack however deep the Python frames
+// under it are (the attention work rules read the step's sequence lengths from it); other
+// outer frames, ProfilerStep#N included, are dropped as before.
+TEST(LaunchContextBuilder, KeepsTheStepAnnotationPastTheFrameLimit) {
+  LaunchContextBuilder b;
+  ThreadKey th{1, 2};
+  b.AddFrame(th, 0, 2000, "ProfilerStep#7", "user_annotation");
+  b.AddFrame(th, 1, 1999,
+             "execute_32_context_0(sq0sk0sqsq0sqsk0)_generation_32(sq32sk32785sqsq32sqsk32785)",
+             "user_annotation");
+  const int depth = LaunchContextBuilder::kMaxFrames + 5;
+  for (int i = 0; i < depth; ++i) b.AddFrame(th, 10 + i, 1000 - i, absl::StrCat("f", i), "python_function");
+  proto::Trace t;
+  t.add_activities()->set_kind(proto::ACTIVITY_KIND_KERNEL);
+  b.AddLaunch(th, 250, 0, "cuLaunchKernel");
+  b.Resolve(&t, t.mutable_header()->mutable_launch_context_stats());
+  const auto c = Frames(t, t.activities(0));
+  ASSERT_EQ(c.size(), static_cast<size_t>(LaunchContextBuilder::kMaxFrames) + 1);
+  EXPECT_EQ(c[0].name().rfind("execute_32_context_0", 0), 0u);
+  EXPECT_EQ(c[0].kind(), "user_annotation");
+  EXPECT_EQ(c[1].name(), "f5");
+  const auto& st = t.header().launch_context_stats();
+  // 7 outer frames past the limit (ProfilerStep#7, f0..f4 and the annotation), 1 kept.
+  EXPECT_EQ(st.frames_dropped(), 6u);
+}
+
+// A graph capture's stacks copied into the replay's tables keep each op call's shapes:
+// two aten::mm calls of different shapes stay two frames.
+TEST(LaunchStackTable, CopiedStacksKeepEachCallsShapes) {
+  proto::LaunchContextStats capture;
+  LaunchStackTable from(&capture);
+  const uint32_t qkv = from.Frame("aten::mm", "cpu_op", PackShapes("[[32,4096],[4096,6144]]", "", ""));
+  const uint32_t down = from.Frame("aten::mm", "cpu_op", PackShapes("[[32,12288],[12288,4096]]", "", ""));
+  const uint32_t s1 = from.Stack({qkv}, 0), s2 = from.Stack({down}, 0);
+  ASSERT_NE(s1, s2);
+  proto::LaunchContextStats replay;
+  LaunchStackTable to(&replay);
+  const uint32_t c1 = to.CopyStack(capture, s1), c2 = to.CopyStack(capture, s2);
+  ASSERT_NE(c1, c2);
+  auto dims = [&](uint32_t stack) {
+    return replay.frames(static_cast<int>(replay.stacks(static_cast<int>(stack)).frames(0))).input_dims();
+  };
+  EXPECT_EQ(dims(c1), "[[32,4096],[4096,6144]]");
+  EXPECT_EQ(dims(c2), "[[32,12288],[12288,4096]]");
+  EXPECT_EQ(to.CopyStack(capture, s1), c1);  // copied once
+}
+
 TEST(LaunchContextBuilder, KeepsTheInnermostFramesAndCountsTheRest) {
   LaunchContextBuilder b;
   ThreadKey th{1, 2};

@@ -142,7 +142,8 @@ TEST(ConvWork, OutputSizeFromPaddingStrideDilation) {
   OpWork g = Work(Call("aten::convolution", "[[2,64,10,10],[32,16,3,3],[32],[],[],[],[],[],[]]",
                        R"(["c10::Half","c10::Half","c10::Half","ScalarList","ScalarList","ScalarList","Scalar","ScalarList","Scalar"])",
                        R"(["","","","[1, 1]","[1, 1]","[1, 1]","False","[0, 0]","4"])"));
-  EXPECT_DOUBLE_EQ(g.flops, 2.0 * 2 * 32 * 16 * 9 * 10 * 10);
+  // 2*N*K*(C/groups)*R*S*P*Q plus one add per output element for the bias [32].
+  EXPECT_DOUBLE_EQ(g.flops, 2.0 * 2 * 32 * 16 * 9 * 10 * 10 + 2.0 * 32 * 10 * 10);
   EXPECT_EQ(DeriveOpWork(Call("aten::convolution", "[[2,64,10,10],[32,16,3,3],[32],[],[],[],[],[],[]]",
                               R"(["float","float","float","ScalarList","ScalarList","ScalarList","Scalar","ScalarList","Scalar"])",
                               R"(["","","","[1, 1]","[1, 1]","[1, 1]","True","[0, 0]","4"])"))

@@ -54,11 +54,49 @@ const std::set<std::string>& ElementwiseOps() {
       "aten::relu", "aten::relu_", "aten::sigmoid", "aten::tanh", "aten::clamp",
       "aten::clamp_", "aten::clamp_min", "aten::clamp_min_", "aten::where",
       "aten::masked_fill", "aten::masked_fill_", "aten::softmax", "aten::_softmax",
-      "aten::_log_softmax", "aten::native_layer_norm", "aten::layer_norm", "aten::rms_norm",
-      "aten::_fused_rms_norm", "aten::native_dropout", "aten::eq", "aten::ne", "aten::lt",
+      "aten::_log_softmax", "aten::native_dropout", "aten::eq", "aten::ne", "aten::lt",
       "aten::gt", "aten::minimum", "aten::maximum", "aten::abs", "aten::reciprocal",
-      "aten::erf", "aten::log", "aten::square", "aten::addcmul_"};
+      "aten::erf", "aten::log", "aten::square", "aten::addcmul_", "aten::rsub", "aten::le",
+      "aten::ge", "aten::pow_", "aten::clamp_max", "aten::clamp_max_", "aten::addcdiv_",
+      "aten::lerp_", "aten::gelu_", "aten::cumsum", "aten::threshold_backward",
+      "aten::gelu_backward", "aten::silu_backward", "aten::sigmoid_backward",
+      "aten::tanh_backward", "aten::log_softmax", "aten::_softmax_backward_data",
+      "aten::_log_softmax_backward_data"};
   return *s;
+}
+
+// Elementwise ops of one tensor input (the rest binary, or ternary: where, masked_fill, clamp).
+const std::set<std::string>& UnaryOps() {
+  static const auto* s = new std::set<std::string>{
+      "aten::neg", "aten::abs", "aten::reciprocal", "aten::rsqrt", "aten::sqrt", "aten::square",
+      "aten::exp", "aten::log", "aten::erf", "aten::cos", "aten::sin", "aten::tanh",
+      "aten::sigmoid", "aten::relu", "aten::silu", "aten::gelu", "aten::native_dropout",
+      "aten::cumsum", "aten::softmax", "aten::_softmax", "aten::log_softmax",
+      "aten::_log_softmax"};
+  return *s;
+}
+
+// Ops whose dims argument (index 1) reduces the input.
+const std::set<std::string>& ReduceOps() {
+  static const auto* s = new std::set<std::string>{
+      "aten::sum", "aten::mean", "aten::amax", "aten::amin", "aten::max", "aten::min",
+      "aten::argmax", "aten::argmin", "aten::var", "aten::std", "aten::logsumexp", "aten::prod"};
+  return *s;
+}
+
+// "[1, -1]" as integers.
+std::vector<int64_t> Ints(const std::string& v) {
+  std::vector<int64_t> out;
+  std::string cur;
+  for (char c : v + ",") {
+    if (c == '-' || (c >= '0' && c <= '9')) {
+      cur += c;
+    } else if (!cur.empty()) {
+      out.push_back(std::stoll(cur));
+      cur.clear();
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -122,6 +160,7 @@ RawOps ReadRawOps(const std::string& path) {
           }
         }
         if (!args["Concrete Inputs"].get(values)) {
+          op.has_values = values.size() > 0;
           size_t i = 0;
           for (dom::element v : values) {
             if (i < op.args.size()) op.args[i].value = std::string(std::string_view(v.get_string()));
@@ -195,10 +234,20 @@ OracleWork OpWorkOracle(const RawOp& op, const std::string& kernel) {
   };
   bool known = true;
   if (op.name == "aten::mm" || op.name == "aten::addmm") {
-    const size_t i = op.name == "aten::mm" ? 0 : 1;
+    // mm(self, mat2) / addmm(self, mat1, mat2, beta, alpha); an out= tensor follows them
+    // and is the output, written once and not read.
+    const size_t i = op.name == "aten::mm" ? 0 : 1, inputs = op.name == "aten::mm" ? 2 : 5;
     const double m = a[i].dims[0], k = a[i].dims[1], n = a[i + 1].dims[1];
     w.flops = 2 * m * n * k + (i == 1 ? m * n : 0);
-    w.bytes = bytes_of_all(&known) + m * n * ElemBytes(a[i].type);
+    double out = m * n * ElemBytes(a[i].type);
+    for (size_t j = 0; j < a.size(); ++j) {
+      if (j >= inputs && !a[j].dims.empty()) {
+        out = Bytes(a[j], &known);
+      } else {
+        w.bytes += Bytes(a[j], &known);
+      }
+    }
+    w.bytes += out;
   } else if (op.name == "aten::bmm") {
     const double b = a[0].dims[0], m = a[0].dims[1], k = a[0].dims[2], n = a[1].dims[2];
     w.flops = 2 * b * m * n * k;
@@ -235,12 +284,68 @@ OracleWork OpWorkOracle(const RawOp& op, const std::string& kernel) {
       for (const auto& t : a[0].list_dims) elements += Numel(t);
       w.bytes = 2 * elements * size;  // read once, written once
     }
+  } else if (ReduceOps().count(op.name) && (a.size() < 2 || a[1].dims.empty())) {
+    // Read the input; write it less the reduced dims (every dim without a dim argument or
+    // with None; not counted when the dims were not recorded).
+    const double in = Numel(a[0].dims);
+    double out_el = 1;
+    if (a.size() > 1) {
+      if (!a[1].value.empty()) {
+        out_el = in;
+        for (int64_t d : Ints(a[1].value)) {
+          out_el /= static_cast<double>(a[0].dims[static_cast<size_t>(d < 0 ? d + static_cast<int64_t>(a[0].dims.size()) : d)]);
+        }
+      } else if (!op.has_values || !a[1].type.empty()) {
+        out_el = 0;
+      }
+    }
+    w.bytes = (in + out_el) * ElemBytes(a[0].type);
+    if (ElemBytes(a[0].type) == 0) known = false;
+  } else if (op.name == "aten::native_layer_norm") {
+    // (x, normalized_shape, weight, bias, eps): x read, y written, weight and bias read,
+    // FP32 mean and rstd per row written.
+    const double x = Numel(a[0].dims);
+    const double norm = !a[1].value.empty() ? [&] { double p = 1; for (int64_t d : Ints(a[1].value)) p *= static_cast<double>(d); return p; }()
+                                             : Numel(a[2].dims);
+    w.bytes = 2 * x * ElemBytes(a[0].type) + Bytes(a[2], &known) + Bytes(a[3], &known) +
+              2 * (x / norm) * 4;
+  } else if (op.name == "aten::native_layer_norm_backward") {
+    // (grad, x, normalized_shape, mean, rstd, weight, bias, output_mask): every tensor read,
+    // the masked gradients written; without a recorded mask, no work.
+    if (a.size() < 8 || a[7].value.empty()) return w;
+    for (const RawArg& x : a) w.bytes += Bytes(x, &known);
+    const std::string& m = a[7].value;
+    std::vector<bool> mask;
+    for (size_t p = 0; (p = m.find_first_of("TF", p)) != std::string::npos; ++p) mask.push_back(m[p] == 'T');
+    if (mask.size() == 3) {
+      if (mask[0]) w.bytes += Bytes(a[1], &known);
+      if (mask[1]) w.bytes += Bytes(a[5], &known);
+      if (mask[2]) w.bytes += Bytes(a[5], &known);
+    }
   } else if (ElementwiseOps().count(op.name)) {
-    // Out of place: the inputs and the broadcast output at the largest input's dtype;
-    // in place (trailing '_'): the inputs and the first argument again.
+    // Out of place: the inputs and the broadcast output at the largest input's dtype, or an
+    // out= tensor (a tensor past the schema's inputs) written once instead; in place
+    // (trailing '_'): the inputs and the first argument again.
+    static const std::set<std::string> kTernary = {"aten::where", "aten::masked_fill", "aten::clamp"};
+    const bool in_place = op.name.back() == '_';
+    const size_t inputs = in_place ? a.size()
+                          : kTernary.count(op.name) ? 3
+                          : UnaryOps().count(op.name) ? 1 : 2;
     const RawArg* largest = nullptr;
+    const RawArg* out_arg = nullptr;
     std::vector<int64_t> out;
-    for (const RawArg& x : a) {
+    // A 0-dim tensor (no sizes, a tensor type) is one element.
+    std::vector<RawArg> args = a;
+    for (RawArg& x : args) {
+      if (!x.list && x.dims.empty() && ElemBytes(x.type) > 0) x.dims = {1};
+    }
+    for (size_t j = 0; j < args.size(); ++j) {
+      const RawArg& x = args[j];
+      if (j >= inputs) {
+        if (!x.dims.empty() && out_arg == nullptr) out_arg = &x;
+        continue;
+      }
+      w.bytes += Bytes(x, &known);
       if (x.dims.empty()) continue;
       if (!largest || Numel(x.dims) > Numel(largest->dims)) largest = &x;
       if (x.dims.size() > out.size()) out.insert(out.begin(), x.dims.size() - out.size(), 1);
@@ -250,9 +355,10 @@ OracleWork OpWorkOracle(const RawOp& op, const std::string& kernel) {
       }
     }
     if (largest == nullptr) return w;
-    w.bytes = bytes_of_all(&known);
-    if (op.name.back() == '_') {
-      w.bytes += Bytes(a[0], &known);
+    if (out_arg != nullptr) {
+      w.bytes += Bytes(*out_arg, &known);
+    } else if (in_place) {
+      w.bytes += Bytes(args[0], &known);
     } else {
       w.bytes += Numel(out) * ElemBytes(largest->type);
       if (ElemBytes(largest->type) == 0) known = false;

@@ -26,6 +26,7 @@ struct RawOp {
   int64_t pid = 0, tid = 0;
   double ts = 0, dur = 0;     // microseconds
   bool has_shapes = false;
+  bool has_values = false;    // "Concrete Inputs" recorded
   std::vector<RawArg> args;
 };
 
