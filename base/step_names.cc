@@ -42,23 +42,33 @@ DecodeStepName ParseIteration(std::string_view s) {
   return d;
 }
 
-// "step[DECODE bs=32]": a mode word, then "bs=N".
+// "step[DECODE bs=32]": a mode word, then "bs=N" (SGLang); "decode[bs=32 ...]" and
+// "prefill[bs=2 ...]": the mode is the name (ATOM).
 DecodeStepName ParseStepBatch(std::string_view s) {
   DecodeStepName d;
-  static constexpr std::string_view kStep = "step[";
-  if (s.substr(0, kStep.size()) != kStep || s.back() != ']') return d;
-  const std::string_view inner = s.substr(kStep.size(), s.size() - kStep.size() - 1);
+  std::string mode;
+  size_t open = 0;
+  for (std::string_view prefix : {"step[", "decode[", "prefill["}) {
+    if (s.substr(0, prefix.size()) == prefix) open = prefix.size();
+    if (open > 0 && prefix != "step[") mode = std::string(prefix.substr(0, prefix.size() - 1));
+    if (open > 0) break;
+  }
+  if (open == 0 || s.back() != ']') return d;
+  const std::string_view inner = s.substr(open, s.size() - open - 1);
   const size_t bs = inner.find("bs=");
   if (bs == std::string_view::npos) return d;
   size_t i = bs + 3;
   uint32_t n = 0;
   if (!ReadNumber(inner, &i, &n)) return d;
-  size_t mode_end = 0;
-  while (mode_end < inner.size() && std::isalpha(static_cast<unsigned char>(inner[mode_end]))) {
-    ++mode_end;
+  if (mode.empty()) {
+    size_t mode_end = 0;
+    while (mode_end < inner.size() && std::isalpha(static_cast<unsigned char>(inner[mode_end]))) {
+      ++mode_end;
+    }
+    mode = std::string(inner.substr(0, mode_end));
   }
   d.kind = DecodeStepName::kStepBatch;
-  d.mode = std::string(inner.substr(0, mode_end));
+  d.mode = mode;
   std::string upper = d.mode;
   for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   d.tokens_known = upper == "DECODE";
@@ -72,7 +82,7 @@ DecodeStepName ParseStepBatch(std::string_view s) {
 DecodeStepName ParseDecodeStepName(std::string_view name) {
   if (name.size() < 6) return {};
   if (name[0] == 'e') return ParseIteration(name);
-  if (name[0] == 's') return ParseStepBatch(name);
+  if (name[0] == 's' || name[0] == 'd' || name[0] == 'p') return ParseStepBatch(name);
   return {};
 }
 

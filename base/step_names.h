@@ -3,7 +3,8 @@
 //  - "step[DECODE bs=32]": SGLang's forward-mode step range as TraceLens's SGLang plugin
 //    writes it ("bs=N" after a mode word); a DECODE step of batch N decodes N tokens; other
 //    modes (EXTEND, MIXED, ...) name the batch but their tokens are not known (a prefill
-//    chunk may not finish its prompt);
+//    chunk may not finish its prompt); ATOM's "decode[bs=32 ...]" and "prefill[bs=2 ...]"
+//    alike, the mode in the name;
 //  - "execute_<tokens>_context_<C>(...)_generation_<G>(...)": the iteration annotation of
 //    TraceLens's vLLM and SGLang plugins: the step's (padded) token count, C sequences in
 //    prefill and G decoding, one token each; the C prefill sequences are not counted.

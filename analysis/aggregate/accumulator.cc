@@ -295,6 +295,9 @@ void TraceAccumulator::ClearCaches() {
   work_cache_.clear();
   work_errors_.clear();
   last_work_key_ = WorkKey{UINT32_MAX, 0, 0, 0, false};
+  step_of_path_.clear();
+  steps_.resize(1);
+  last_step_id_ = 0;
   group_cache_.clear();
   stack_context_.clear();
   path_context_.clear();
@@ -656,10 +659,11 @@ int32_t TraceAccumulator::ShapeWorkOf(KernelGroup& g, uint32_t group, const prot
   // its own (never a launch's stack), so the cache key stays unique.
   const bool modelled = ctx.graph_launch() && !ctx.graph_capture() && ctx.modelled_stack() != 0;
   if (ctx.stack() == 0 && !modelled) return -1;
+  const uint32_t step = ctx.graph_launch() ? ReplayStep(a.nvtx_path()) : 0;
   const WorkKey key = modelled ? WorkKey{last_raw_, ctx.modelled_stack(), ctx.modelled_op_kernels(),
-                                         ctx.modelled_op_kernels(), true}
+                                         ctx.modelled_op_kernels(), true, step}
                                : WorkKey{last_raw_, ctx.stack(), ctx.op_kernels(),
-                                         ctx.outer_op_kernels(), ctx.graph_launch()};
+                                         ctx.outer_op_kernels(), ctx.graph_launch(), step};
   CachedWork c;
   if (key == last_work_key_ && last_work_.group == group) {
     c = last_work_;
@@ -668,7 +672,8 @@ int32_t TraceAccumulator::ShapeWorkOf(KernelGroup& g, uint32_t group, const prot
     if (it == work_cache_.end() || it->second.group != group) {
       // Once per distinct (kernel, stack, call kernel lists) of the trace.
       const std::string& raw = a.name().empty() ? a.mangled_name() : a.name();
-      work::LaunchWorkResult r = work::ResolveLaunchWork(tables_, ctx, raw);
+      const work::IterationAnnotation* annotation = steps_[step] ? &*steps_[step] : nullptr;
+      work::LaunchWorkResult r = work::ResolveLaunchWork(tables_, ctx, raw, annotation);
       c.group = group;
       std::string error;
       if (r.outcome == work::LaunchOutcome::kWork) {
@@ -697,6 +702,30 @@ int32_t TraceAccumulator::ShapeWorkOf(KernelGroup& g, uint32_t group, const prot
     ++g.shape_invalid;
   }
   return c.entry;
+}
+
+uint32_t TraceAccumulator::ReplayStep(const std::string& nvtx_path) {
+  if (nvtx_path.empty()) return 0;
+  if (last_step_id_ != 0 && nvtx_path == last_step_path_) return last_step_id_;
+  auto it = step_of_path_.find(nvtx_path);
+  if (it == step_of_path_.end()) {
+    if (step_of_path_.size() >= kMaxCacheEntries) {  // bounded; the work cache keys on ids
+      step_of_path_.clear();
+      steps_.resize(1);
+      work_cache_.clear();
+      work_errors_.clear();
+      last_work_key_ = WorkKey{UINT32_MAX, 0, 0, 0, false};
+    }
+    uint32_t id = 0;
+    if (std::optional<work::IterationAnnotation> a = StepOfNvtxPath(nvtx_path)) {
+      id = static_cast<uint32_t>(steps_.size());
+      steps_.push_back(std::move(a));
+    }
+    it = step_of_path_.emplace(nvtx_path, id).first;
+  }
+  last_step_path_ = nvtx_path;
+  last_step_id_ = it->second;
+  return it->second;
 }
 
 void AccumulateTrace(const proto::Trace& trace, ProfileState* state) {

@@ -317,15 +317,17 @@ class TraceAccumulator : public importers::TraceSink {
   struct WorkKey {
     uint32_t raw, stack, inner, outer;
     bool graph;
+    uint32_t step = 0;  // graph replays: the step annotation's id in steps_ (0: none)
     bool operator==(const WorkKey& o) const {
       return raw == o.raw && stack == o.stack && inner == o.inner && outer == o.outer &&
-             graph == o.graph;
+             graph == o.graph && step == o.step;
     }
   };
   struct WorkKeyHash {
     size_t operator()(const WorkKey& k) const {
       uint64_t h = (uint64_t{k.raw} << 32 | k.stack) * 0x9E3779B97F4A7C15ull;
       h ^= (uint64_t{k.inner} << 32 | k.outer) + (h << 6) + (h >> 2) + k.graph;
+      h ^= uint64_t{k.step} * 0xC2B2AE3D27D4EB4Full;
       return static_cast<size_t>(h);
     }
   };
@@ -334,6 +336,13 @@ class TraceAccumulator : public importers::TraceSink {
     int32_t entry = -1;            // -2: invalid shapes (work_errors_[error])
     uint32_t error = 0;
   };
+  // The step annotations of graph replays' NVTX paths (StepOfNvtxPath), by path; steps_[0]
+  // is "none". A replayed kernel's stack is its capture's: its step comes from its path.
+  uint32_t ReplayStep(const std::string& nvtx_path);
+  std::unordered_map<std::string, uint32_t> step_of_path_;
+  std::vector<std::optional<work::IterationAnnotation>> steps_{std::nullopt};
+  std::string last_step_path_;
+  uint32_t last_step_id_ = 0;
   std::vector<std::string> work_errors_;
   std::unordered_map<WorkKey, CachedWork, WorkKeyHash> work_cache_;
   WorkKey last_work_key_{UINT32_MAX, 0, 0, 0, false};

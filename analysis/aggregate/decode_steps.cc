@@ -3,6 +3,23 @@
 #include <algorithm>
 
 namespace qprof::aggregate {
+std::optional<work::IterationAnnotation> StepOfNvtxPath(std::string_view path) {
+  std::optional<work::IterationAnnotation> first;
+  size_t end = path.size();
+  while (true) {
+    const size_t slash = path.rfind('/', end == 0 ? 0 : end - 1);
+    const size_t begin = slash == std::string_view::npos ? 0 : slash + 1;
+    if (begin < end) {
+      auto a = work::ParseIterationAnnotation(path.substr(begin, end - begin));
+      if (a && a->has_keys) return a;
+      if (a && !first) first = std::move(a);
+    }
+    if (slash == std::string_view::npos || slash == 0) break;
+    end = slash;
+  }
+  return first;
+}
+
 void DecodeSteps::AddRange(std::string_view name, int64_t start, int64_t end, uint32_t pid,
                            uint64_t tid) {
   const DecodeStepName d = ParseDecodeStepName(name);

@@ -13,13 +13,21 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "analysis/work/iteration_annotation.h"
 #include "base/step_names.h"
 
 namespace qprof::aggregate {
+
+// The step a graph replay ran in, from its NVTX (user annotation) path: the innermost
+// iteration annotation that states key lengths, else the innermost one (as the work rules
+// read a stack, work/launch_work.h); nullopt when the path names none. A replayed kernel's
+// stack is its capture's, so its step comes from here.
+std::optional<work::IterationAnnotation> StepOfNvtxPath(std::string_view path);
 
 // One named step: its range (host time, thread) and the GPU work launched inside it.
 struct DecodeStepAcc {
