@@ -17,9 +17,19 @@ using importers::ModelLinear;
 // Architectures whose router gate has a bias (the config does not say).
 constexpr const char* kRouterBias[] = {"GptOssForCausalLM"};
 
+// Kernels a name rule may put in moe.experts that are not the experts' GEMMs: Inductor's
+// generated pointwise / reduction kernels around the MoE call (vLLM pads gpt-oss's hidden
+// states in triton_poi_fused_constant_pad_nd_moe_forward_0).
+constexpr const char* kNotExperts[] = {"triton_poi_", "triton_red_", "triton_per_"};
+
 LayerModel::Kernel KernelKind(std::string_view name) {
   const classify::NameRuleMatch m = classify::MatchNameRules(name);
-  if (m.role == "moe.experts") return LayerModel::Kernel::kMoe;
+  if (m.role == "moe.experts") {
+    for (const char* prefix : kNotExperts) {
+      if (name.substr(0, std::string_view(prefix).size()) == prefix) return LayerModel::Kernel::kOther;
+    }
+    return work::IsHelperKernel(name) ? LayerModel::Kernel::kOther : LayerModel::Kernel::kMoe;
+  }
   if (absl::StartsWith(m.role, "gemm") && m.pipe_class == "tensor" && !work::IsHelperKernel(name)) {
     return LayerModel::Kernel::kGemm;
   }

@@ -199,11 +199,12 @@ void FillGraphCaptureSummary(const ProfileState& state, proto::LaunchSummary* s)
     if (j.replays() > 0) line += fmt::format(" ({} replays)", j.replays());
     std::string uses;
     for (const proto::GraphCaptureUse& u : j.uses()) {
-      uses += fmt::format("{}{} for {} replays by {}{}", uses.empty() ? "" : "; ", u.capture(),
+      uses += fmt::format("{}{} for {} replays by {}{}{}", uses.empty() ? "" : "; ", u.capture(),
                           u.replays(), u.method(),
                           u.equal_candidates() > 0
                               ? fmt::format(", {} other captures fit as well", u.equal_candidates())
-                              : "");
+                              : "",
+                          u.chosen_by().empty() ? "" : " (chosen by " + u.chosen_by() + ")");
     }
     if (!uses.empty()) line += ": " + uses;
     if (j.sources_size() == 0) line += " (nsys graph nodes)";
