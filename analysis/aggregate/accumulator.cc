@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "analysis/aggregate/decode_tokens.h"
 #include "analysis/aggregate/kernel_name.h"
 #include "proto/vocabulary.h"
 
@@ -678,6 +679,9 @@ int32_t TraceAccumulator::ShapeWorkOf(KernelGroup& g, uint32_t group, const prot
       std::string error;
       if (r.outcome == work::LaunchOutcome::kWork) {
         c.entry = g.ShapeEntry(r.work);
+        if (r.work.from_capture && r.work.work.kind == work::kind::kGemm) {
+          c.gemm_rows = GemmRows(tables_, ctx.stack());
+        }
       } else if (r.outcome == work::LaunchOutcome::kInvalid) {
         c.entry = -2;
         error = std::move(r.error);
@@ -695,6 +699,12 @@ int32_t TraceAccumulator::ShapeWorkOf(KernelGroup& g, uint32_t group, const prot
     c = it->second;
     last_work_key_ = key;
     last_work_ = c;
+  }
+  if (c.gemm_rows > 0 && a.start_ns() < state_->traces[trace_].first_replay_gemm_ns) {
+    TraceState& t = state_->traces[trace_];
+    t.first_replay_gemm_ns = a.start_ns();
+    t.first_replay_gemm_rows = c.gemm_rows;
+    t.first_replay_gemm = g.shape_work[static_cast<size_t>(c.entry)].work.work.description;
   }
   if (c.entry == -2) {
     const std::string& e = work_errors_[c.error];

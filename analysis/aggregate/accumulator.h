@@ -210,6 +210,11 @@ struct TraceState {
   uint64_t memcpy_ns = 0, memset_ns = 0;
   std::map<int64_t, StepRangeSpan> step_ranges;  // first "step N" range of each step
   DecodeSteps decode_steps;  // ranges that name a decode step's tokens (decode_steps.h)
+  // The first GEMM (by start) of the graph replays with work from their capture: its rows
+  // (M, the tokens a decode step's linear layers take; decode_tokens.h) and its op call.
+  double first_replay_gemm_rows = 0;
+  int64_t first_replay_gemm_ns = std::numeric_limits<int64_t>::max();
+  std::string first_replay_gemm;
   uint64_t seq = 0;
 };
 
@@ -335,6 +340,7 @@ class TraceAccumulator : public importers::TraceSink {
     uint32_t group = 0;
     int32_t entry = -1;            // -2: invalid shapes (work_errors_[error])
     uint32_t error = 0;
+    double gemm_rows = 0;          // a replayed GEMM's M (GemmRows), 0 for anything else
   };
   // The step annotations of graph replays' NVTX paths (StepOfNvtxPath), by path; steps_[0]
   // is "none". A replayed kernel's stack is its capture's: its step comes from its path.

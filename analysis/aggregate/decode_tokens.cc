@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "analysis/work/op_call.h"
 
 namespace qprof::aggregate {
 namespace {
@@ -81,6 +82,27 @@ std::vector<CaptureGroup> CaptureGroups(const ProfileState& state, uint64_t* rep
 
 }  // namespace
 
+double GemmRows(const proto::LaunchContextStats& t, uint32_t stack) {
+  if (stack == 0 || stack >= static_cast<uint32_t>(t.stacks_size())) return 0;
+  const proto::LaunchFrame* op = nullptr;
+  for (uint32_t f : t.stacks(static_cast<int>(stack)).frames()) {
+    if (f < static_cast<uint32_t>(t.frames_size()) && t.frames(static_cast<int>(f)).kind() == "cpu_op") {
+      op = &t.frames(static_cast<int>(f));
+    }
+  }
+  if (op == nullptr || op->name() == "aten::bmm" || op->name() == "aten::baddbmm") return 0;
+  auto call = work::ParseKinetoOpCall(op->name(), op->input_dims(), op->input_types(),
+                                      op->concrete_inputs());
+  if (!call.ok()) return 0;
+  for (const work::OpArg& a : call->args) {
+    if (!a.IsTensor() || a.dims.size() < 2) continue;
+    double rows = 1;
+    for (size_t i = 0; i + 1 < a.dims.size(); ++i) rows *= static_cast<double>(a.dims[i]);
+    return rows;
+  }
+  return 0;
+}
+
 DecodeTokens DeriveDecodeTokens(const ProfileState& state) {
   DecodeTokens out;
   const Named named = NamedSteps(state);
@@ -109,13 +131,26 @@ DecodeTokens DeriveDecodeTokens(const ProfileState& state) {
   } else {
     double steps = 0, tokens = 0;
     std::vector<std::string> sources;
+    // A capture that names no batch: the rows of the first GEMM the replays ran.
+    const TraceState* first_gemm = nullptr;
+    for (const TraceState& t : state.traces) {
+      if (t.first_replay_gemm_rows > 0 &&
+          (first_gemm == nullptr || t.first_replay_gemm_ns < first_gemm->first_replay_gemm_ns)) {
+        first_gemm = &t;
+      }
+    }
     for (const CaptureGroup& g : groups) {
-      if (g.batch == 0 || g.replays == 0) continue;
+      if (g.replays == 0) continue;
+      const double batch = g.batch > 0 ? g.batch : first_gemm != nullptr ? first_gemm->first_replay_gemm_rows : 0;
+      if (batch <= 0) continue;
       const double s = static_cast<double>(g.replays) / g.pieces;
       steps += s;
-      tokens += s * g.batch;
-      sources.push_back(absl::StrCat(g.source, ": the graph capture's batch ", g.batch,
-                                     g.pieces > 1 ? absl::StrCat(", ", g.pieces, " pieces") : ""));
+      tokens += s * batch;
+      sources.push_back(absl::StrCat(
+          g.batch > 0 ? absl::StrCat(g.source, ": the graph capture's batch ", g.batch)
+                      : absl::StrCat("the M dimension of the first GEMM the graph replays ran, ",
+                                     first_gemm->first_replay_gemm, " (the capture names no batch)"),
+          g.pieces > 1 ? absl::StrCat(", ", g.pieces, " pieces") : ""));
     }
     if (steps > 0) {
       out.known = true;

@@ -11,7 +11,10 @@
 //     graph is one piece), so steps = replays / pieces and tokens per step = the batch, which
 //     for a decode graph is its sequences, one token each; tokens/s divides by the GPUs'
 //     span. When named steps exist but say no tokens (EXTEND steps), they give the step
-//     count and the capture the tokens.
+//     count and the capture the tokens;
+//  3. a capture that names no batch: the M dimension (rows) of the first GEMM the replays ran
+//     with work from their capture, the tokens every linear layer of a decode step takes,
+//     with the steps as in 2.
 // Nothing is derived from kernel counts or times. The source says which, in words.
 #ifndef QPROF_ANALYSIS_AGGREGATE_DECODE_TOKENS_H_
 #define QPROF_ANALYSIS_AGGREGATE_DECODE_TOKENS_H_
@@ -35,6 +38,11 @@ struct DecodeTokens {
 };
 
 DecodeTokens DeriveDecodeTokens(const ProfileState& state);
+
+// The rows of the GEMM op call innermost on stack `stack`: all but the last dimension of its
+// first input with two or more (the linear convention's [M, K], addmm's after its bias);
+// 0 for batched GEMMs (bmm, baddbmm) and calls without shapes.
+double GemmRows(const proto::LaunchContextStats& tables, uint32_t stack);
 
 }  // namespace qprof::aggregate
 

@@ -131,6 +131,9 @@ void TraceToProto(const TraceState& t, proto::PartialTrace* out) {
     s->set_end_ns(r.end_ns);
   }
   out->set_seq(t.seq);
+  out->set_first_replay_gemm_rows(t.first_replay_gemm_rows);
+  out->set_first_replay_gemm_ns(t.first_replay_gemm_ns);
+  out->set_first_replay_gemm(t.first_replay_gemm);
   for (const DecodeStepAcc& d : t.decode_steps.steps()) {
     proto::PartialDecodeStep* o = out->add_decode_steps();
     o->set_kind(d.kind);
@@ -160,6 +163,9 @@ TraceState TraceFromProto(const proto::PartialTrace& in) {
   t.memset_ns = in.memset_ns();
   for (const auto& s : in.step_ranges()) t.step_ranges[s.step()] = {s.start_ns(), s.end_ns()};
   t.seq = in.seq();
+  t.first_replay_gemm_rows = in.first_replay_gemm_rows();
+  t.first_replay_gemm_ns = in.first_replay_gemm_ns();
+  t.first_replay_gemm = in.first_replay_gemm();
   for (const auto& o : in.decode_steps()) {
     DecodeStepAcc d;
     d.kind = static_cast<uint8_t>(o.kind());

@@ -64,7 +64,9 @@ std::string CaptureTraceJson(const std::vector<PlanCapture>& captures, bool rocm
     size_t launches = 0;
     for (const PlanOp& op : c.ops) launches += op.kernels.size();
     const double len = 20.0 * static_cast<double>(launches + c.ops.size()) + 40;
-    j.Add("user_annotation", absl::StrCat("capture_", c.batch, "_DECODE"), 7, 7, t, len);
+    j.Add("user_annotation",
+          c.names_batch ? absl::StrCat("capture_", c.batch, "_DECODE") : "graph_capture", 7, 7, t,
+          len);
     j.Add("cuda_runtime", api + "StreamBeginCapture", 7, 7, t + 1, 2,
           absl::StrCat("\"correlation\": ", ++corr));
     double at = t + 10;

@@ -37,6 +37,7 @@ struct PlanOp {
 struct PlanCapture {
   uint32_t batch = 32;
   std::vector<PlanOp> ops;
+  bool names_batch = true;  // annotated "capture_<bs>_DECODE"; else "graph_capture"
 };
 
 // The capture trace of `captures`, in order, one thread.

@@ -188,6 +188,18 @@ TEST(GraphWork, TokensPerStepFromTheCaptureWhenNoStepIsNamed) {
       << a.profile.totals().tokens_source();
 }
 
+TEST(GraphWork, TokensPerStepFromTheFirstGemmWhenTheCaptureNamesNoBatch) {
+  PlanCapture c = Layer(32);
+  c.names_batch = false;
+  const Analysed a = AnalysePair({c}, {{0, false}, {0, false}, {0, false}});
+  EXPECT_EQ(a.profile.totals().tokens(), 3u * 32);
+  EXPECT_EQ(a.profile.totals().tokens_per_step(), 32);
+  EXPECT_NE(a.profile.totals().tokens_source().find(
+                "the M dimension of the first GEMM the graph replays ran, aten::mm [32,2048]x[2048,3072]"),
+            std::string::npos)
+      << a.profile.totals().tokens_source();
+}
+
 TEST(GraphWork, TwoStreamsPairPerStreamInLaunchOrder) {
   // A shared expert on a second stream between attention and the routed experts (SGLang's
   // dual-stream MoE); CUDA records no kernel names, so each stream pairs in launch order.
