@@ -10,7 +10,9 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
+#include "analysis/aggregate/decode_tokens.h"
 #include "analysis/aggregate/group_work.h"
+#include "analysis/aggregate/replay_work.h"
 #include "analysis/aggregate/tables.h"
 #include "analysis/other_class.h"
 #include "analysis/ceilings/comm_diagnosis.h"
@@ -385,12 +387,17 @@ void AddRoleCeilings(const ProfileState& state, const std::vector<GroupVerdict>&
       if (yes && std::find(v.begin(), v.end(), text) == v.end()) v.push_back(std::move(text));
     };
     add(w.from_shapes, std::string(work::work_source::kShapes));
+    add(w.from_capture, std::string(work::work_source::kCaptureShapes));
+    add(w.from_layers, std::string(work::work_source::kModelledLayers));
     add(w.from_model, absl::StrCat(work::work_source::kModel, " ",
                                    shape != nullptr ? shape->path : "", " (uniform routing assumed)"));
     add(w.from_registry, std::string(work::work_source::kRegistry));
   }
   double steps = profile->totals().steps();
-  std::string steps_source = options.steps > 0 ? "--steps" : "the run's steps";
+  std::string steps_source = options.steps > 0 ? "--steps"
+                             : !profile->totals().tokens_source().empty()
+                                 ? absl::StrCat("the trace's steps: ", profile->totals().tokens_source())
+                                 : "the run's steps";
   if (steps <= 0 && profile->steps_size() > 0) {
     steps = profile->steps_size();
     steps_source = "the trace's step ranges";
@@ -441,19 +448,85 @@ std::optional<ceilings::StepWork> StepWorkOf(const ProfileState& state,
   return std::nullopt;
 }
 
+// Says which GPU the rooflines describe, and why that one, in the ceilings' notes.
+void NoteRooflineDevice(const DeviceChoice& device, const AnalyzeOptions& options,
+                        proto::Profile* profile) {
+  proto::Ceilings* ce = profile->mutable_ceilings();
+  // Name only what the reports print: the "at roofline" column when a row has it, the row
+  // marked * when a format ceiling is this run's format on this device.
+  std::vector<std::string> shown;
+  for (const auto& a : ce->amdahl()) {
+    if (a.has_speedup_at_roofline()) {
+      shown.push_back("\"at roofline\"");
+      break;
+    }
+  }
+  for (const auto& f : ce->formats()) {
+    if (f.is_profiled_device() && f.is_run_format()) {
+      shown.push_back("the format row marked *");
+      break;
+    }
+  }
+  ce->set_notes(absl::StrCat(
+      "Rooflines", shown.empty() ? "" : absl::StrCat(" (", absl::StrJoin(shown, ", "), ")"),
+      " are for ", device.spec->name,
+      !options.device.empty() ? " (named by --device / qprof run --target)"
+      : device.host_default
+          ? " (default projection device for host-CPU runs; --device NAME to change)"
+          : " (the profiled device)",
+      ce->notes().empty() ? "" : "; ", ce->notes()));
+}
+
 // Step 6: throughput, label and ceilings.
 void AddCeilings(const ProfileState& state, const std::vector<GroupVerdict>& verdicts,
                  const DeviceChoice& device, const AnalyzeOptions& options,
                  proto::Profile* profile) {
   proto::Totals* totals = profile->mutable_totals();
   const proto::RunInfo& run = profile->run();
-  const uint64_t tokens = options.tokens > 0 ? options.tokens : run.tokens_generated();
-  // Without a wall time of its own, a trace given --tokens is timed by its GPUs' span.
-  const bool span_wall = run.wall_time_ns() == 0 && options.tokens > 0;
-  const uint64_t wall = span_wall ? profile->idle().span_ns() : run.wall_time_ns();
+  // A trace without run info or --tokens: tokens per step from the trace itself.
+  aggregate::DecodeTokens derived;
+  if (options.tokens == 0 && run.tokens_generated() == 0) {
+    derived = aggregate::DeriveDecodeTokens(state);
+  }
+  const uint64_t tokens = options.tokens > 0      ? options.tokens
+                          : run.tokens_generated() ? run.tokens_generated()
+                          : derived.known          ? static_cast<uint64_t>(derived.tokens + 0.5)
+                                                   : 0;
+  // Without a wall time of its own, a trace given --tokens is timed by its GPUs' span, one
+  // whose named steps by their GPU time.
+  const bool span_wall = run.wall_time_ns() == 0 && (options.tokens > 0 || derived.known);
+  const uint64_t wall = !span_wall                ? run.wall_time_ns()
+                        : derived.step_time_ns > 0 ? derived.step_time_ns
+                                                   : profile->idle().span_ns();
   totals->set_tokens(tokens);
   totals->set_wall_time_ns(wall);
   totals->set_steps(options.steps > 0 ? options.steps : run.steps());
+  if (derived.known) {
+    totals->set_tokens_per_step(derived.tokens_per_step);
+    totals->set_replays_per_step(derived.replays_per_step);
+    std::string idle;
+    // A step whose GPU waited most of its span (on an event, the host, a peer) is timed as
+    // it ran; its kernels alone would allow more, and the line says how much.
+    if (derived.step_time_ns > 0 && derived.step_kernel_ns > 0 &&
+        derived.step_time_ns > 2 * derived.step_kernel_ns) {
+      idle = absl::StrFormat(
+          "; the steps' kernels ran %.3g ms of that %.3g ms (the GPU waited the rest): over "
+          "their kernel time alone the rate would be %.4g tokens/s",
+          derived.step_kernel_ns / 1e6, derived.step_time_ns / 1e6,
+          derived.tokens * 1e9 / static_cast<double>(derived.step_kernel_ns));
+    }
+    totals->set_tokens_source(absl::StrCat(
+        derived.source,
+        derived.step_time_ns > 0
+            ? "; tokens/s over the steps' GPU time (each step's kernels, first start to last end)"
+            : "; tokens/s over the GPUs' span (first kernel start to last end)",
+        idle));
+    totals->set_step_time_ns(derived.step_time_ns);
+    if (totals->steps() == 0) totals->set_steps(static_cast<uint32_t>(derived.steps + 0.5));
+    if (profile->run().batch() == 0) {
+      profile->mutable_run()->set_batch(static_cast<uint32_t>(derived.tokens_per_step + 0.5));
+    }
+  }
   if (options.tokens > 0 || options.steps > 0) {
     totals->set_work_source(absl::StrCat(
         options.tokens > 0 ? absl::StrCat(options.tokens, " tokens from --tokens") : "",
@@ -479,32 +552,7 @@ void AddCeilings(const ProfileState& state, const std::vector<GroupVerdict>& ver
   ci.step_work = StepWorkOf(state, options, profile);
   *profile->mutable_ceilings() = ceilings::ComputeCeilings(*profile, ci);
   if (device.spec) AddRoleCeilings(state, verdicts, *device.spec, options, profile);
-  if (device.spec) {  // say which GPU the rooflines describe, and why that one
-    proto::Ceilings* ce = profile->mutable_ceilings();
-    // Name only what the reports print: the "at roofline" column when a row has it, the row
-    // marked * when a format ceiling is this run's format on this device.
-    std::vector<std::string> shown;
-    for (const auto& a : ce->amdahl()) {
-      if (a.has_speedup_at_roofline()) {
-        shown.push_back("\"at roofline\"");
-        break;
-      }
-    }
-    for (const auto& f : ce->formats()) {
-      if (f.is_profiled_device() && f.is_run_format()) {
-        shown.push_back("the format row marked *");
-        break;
-      }
-    }
-    ce->set_notes(absl::StrCat(
-        "Rooflines", shown.empty() ? "" : absl::StrCat(" (", absl::StrJoin(shown, ", "), ")"),
-        " are for ", device.spec->name,
-        !options.device.empty() ? " (named by --device / qprof run --target)"
-        : device.host_default
-            ? " (default projection device for host-CPU runs; --device NAME to change)"
-            : " (the profiled device)",
-        ce->notes().empty() ? "" : "; ", ce->notes()));
-  }
+  if (device.spec) NoteRooflineDevice(device, options, profile);
 }
 
 // Step 7, warnings: what each input's collector or importer reported.
@@ -785,6 +833,7 @@ absl::StatusOr<proto::Profile> AnalyzeState(const ProfileState& state,
       options.model && options.model->shape ? &*options.model->shape : nullptr;
   aggregate::EmitTables(state, verdicts, fallback_limits ? &*fallback_limits : nullptr,
                         &profile, shape);
+  aggregate::FillReplayWork(state, shape, profile.mutable_launch_summary());
   occupancy::Diagnose(device.spec ? device.spec->EffectiveBandwidthGbps() : 0, &profile);
   InferFormat(&profile);
   ceilings::AddLinkPeaks(device.spec, &profile);

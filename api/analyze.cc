@@ -4,10 +4,11 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "analysis/names/kernel_name.h"
 #include "analysis/aggregate/partial.h"
 #include "analysis/ceilings/ceilings.h"
 #include "analysis/importers/import.h"
+#include "analysis/names/kernel_name.h"
+#include "analysis/replay_layers.h"
 #include "analysis/sass/sass_parser.h"
 #include "api/inputs.h"
 #include "base/absl_fmt.h"
@@ -108,6 +109,27 @@ absl::StatusOr<AnalyzeResult> AnalyzeProfileReport(const AnalyzeRequest& request
   return result;
 }
 
+// --model-shape's layer model for graph replays without a capture; null without a model, or
+// (with a note saying why) when the config does not describe its layers.
+absl::StatusOr<std::shared_ptr<const importers::LayerModel>> LayerModelOf(
+    const AnalyzeRequest& request) {
+  if (request.model.empty()) {
+    if (request.batch > 0 || request.tp > 0) {
+      return absl::InvalidArgumentError(
+          "--batch and --tp size the layers --model-shape models: pass --model-shape CONFIG");
+    }
+    return std::shared_ptr<const importers::LayerModel>();
+  }
+  ASSIGN_OR_RETURN(ceilings::ModelConfig config, ceilings::LoadModelConfig(request.model));
+  if (!config.shape) return std::shared_ptr<const importers::LayerModel>();
+  auto layers = LayerModelFor(*config.shape, request.batch, request.tp);
+  if (!layers.ok()) {
+    Note(request, std::string(layers.status().message()));
+    return std::shared_ptr<const importers::LayerModel>();
+  }
+  return *std::move(layers);
+}
+
 }  // namespace
 
 absl::StatusOr<AnalyzeOptions> OptionsFor(const AnalyzeRequest& request) {
@@ -151,6 +173,7 @@ absl::StatusOr<aggregate::ProfileState> Accumulate(const AnalyzeRequest& request
   options.progress = request.progress;
   options.threads = request.threads;
   options.graph_captures = std::move(captures);
+  ASSIGN_OR_RETURN(options.layer_model, LayerModelOf(request));
   return AccumulateInputs(request.inputs, options);
 }
 

@@ -34,6 +34,11 @@ struct AnalyzeRequest {
   // Traces taken while CUDA graphs were captured: graph replays in the inputs take their
   // capture-time contexts (analysis/importers/common/graph_capture.h).
   std::vector<std::string> graph_captures;
+  // Graph replays no capture pairs: with `model`, their GEMMs' op calls are modelled from the
+  // layer order (analysis/replay_layers.h) at `batch` tokens per step (0: the step ranges')
+  // split over `tp` GPUs (0: the trace's world size).
+  uint32_t batch = 0;
+  uint32_t tp = 0;
   std::vector<std::string> sass_paths;  // cubin/fatbin/ELF files or folders of cubins
   std::string device;                   // spec-table device for ceilings
   std::string model;                    // model shape JSON (ceilings/ceilings.h)

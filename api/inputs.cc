@@ -86,6 +86,7 @@ absl::StatusOr<aggregate::ProfileState> AccumulateInputs(const std::vector<std::
     ingest.import.progress = options.progress;
     ingest.threads = options.threads;
     ingest.import.graph_captures = options.graph_captures;
+    ingest.import.layer_model = options.layer_model;
     if (options.threads == 1) ingest.import.threads = 1;  // a large Kineto file too
     ingest.import.max_threads = options.threads;          // and never more than asked
     ASSIGN_OR_RETURN(aggregate::ProfileState s, IngestFiles(run, ingest));

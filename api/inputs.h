@@ -17,6 +17,7 @@
 
 namespace qprof::importers {
 class GraphCaptureSet;  // analysis/importers/common/graph_capture.h
+struct LayerModel;      // analysis/importers/common/layer_model.h
 }  // namespace qprof::importers
 
 namespace qprof::api {
@@ -38,6 +39,7 @@ struct AccumulateOptions {
   // worker given one core).
   int threads = 0;
   std::shared_ptr<const importers::GraphCaptureSet> graph_captures;  // LoadGraphCaptures
+  std::shared_ptr<const importers::LayerModel> layer_model;  // analysis/replay_layers.h
 };
 
 // The aggregation state of trace files, streamed and read in parallel (analysis/ingest.h);

@@ -1,8 +1,8 @@
 // `qprof analyze INPUT... [--json OUT|-] [--html OUT] [--perfetto OUT] [--partial OUT]
 //  [--csv [--table T]...] [--wide] [--ncu CSV] [--sass FILE]... [--device NAME]
-//  [--model-shape CONFIG] [--top N] [--graph-capture CAPTURE]... [--threads N]`: attribute
-// every kernel, aggregate, compute ceilings, print the terminal summary and write the
-// reports asked for, all or none. Inputs are
+//  [--model-shape CONFIG [--batch N] [--tp N]] [--top N] [--graph-capture CAPTURE]...
+//  [--threads N]`: attribute every kernel, aggregate, compute ceilings, print the terminal
+// summary and write the reports asked for, all or none. Inputs are
 // streamed and read in parallel (one per rank, say); --partial writes the aggregation state
 // for `qprof merge` instead of finishing the analysis. A Profile JSON report (`--json` of an
 // earlier analyze) is read back as it is, as `qprof diff` does.
@@ -31,6 +31,8 @@ struct AnalyzeArgs {
   std::string ncu_csv;
   std::vector<std::string> graph_captures;
   int threads = 0;  // 0: one per core
+  uint32_t batch = 0;
+  uint32_t tp = 0;
 };
 
 absl::Status RunAnalyze(const AnalyzeArgs& args) {
@@ -45,6 +47,8 @@ absl::Status RunAnalyze(const AnalyzeArgs& args) {
   request.perfetto = !args.perfetto_out.empty();
   request.graph_captures = args.graph_captures;
   request.threads = args.threads;
+  request.batch = args.batch;
+  request.tp = args.tp;
   if (!args.partial_out.empty()) {
     ASSIGN_OR_RETURN(api::PartialResult partial, api::AnalyzePartial(request));
     RETURN_IF_ERROR(WriteFileAtomic(args.partial_out, partial.bytes));
@@ -101,6 +105,15 @@ void RegisterAnalyzeCommand(CLI::App& app, CommandRunner& runner) {
                   "threads one large trace decodes on; 1 reads everything on one thread "
                   "(default: one per core; at most 4096)")
       ->option_text("N");  // the range is checked by the API, so Python words it alike
+  cmd->add_option("--batch", args->batch,
+                  "Tokens per decode step, for graph replays without a capture whose GEMMs "
+                  "--model-shape models from the layer order (default: the batch the step "
+                  "ranges name, \"step[DECODE bs=32]\" or the iteration annotation)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--tp", args->tp,
+                  "Tensor-parallel degree the modelled layers are split by (default: the "
+                  "trace's world size, from its distributedInfo, else 1)")
+      ->check(CLI::PositiveNumber);
   cmd->callback([args, &runner] { runner.action = [args] { return RunAnalyze(*args); }; });
 }
 

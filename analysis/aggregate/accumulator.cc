@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "analysis/aggregate/decode_tokens.h"
 #include "analysis/names/kernel_name.h"
 #include "proto/vocabulary.h"
 
@@ -296,6 +297,9 @@ void TraceAccumulator::ClearCaches() {
   work_cache_.clear();
   work_errors_.clear();
   last_work_key_ = WorkKey{UINT32_MAX, 0, 0, 0, false};
+  step_of_path_.clear();
+  steps_.resize(1);
+  last_step_id_ = 0;
   group_cache_.clear();
   stack_context_.clear();
   path_context_.clear();
@@ -392,6 +396,13 @@ void TraceAccumulator::Range(const proto::NvtxRange& r) {
     std::string_view name = r.name();
     if (name.empty()) name = std::string_view(p).substr(p.find_last_of('/') + 1);
     state_->range_summary.Add(name, static_cast<uint64_t>(r.end_ns() - r.start_ns()));
+  }
+  if (r.end_ns() != std::numeric_limits<int64_t>::max()) {
+    const std::string& p = r.path();
+    state_->traces[trace_].decode_steps.AddRange(
+        r.name().empty() ? std::string_view(p).substr(p.find_last_of('/') + 1)
+                         : std::string_view(r.name()),
+        r.start_ns(), r.end_ns(), r.pid(), r.tid());
   }
   // A "step N" range (named so itself, not only inside one) spans its step. Its own name is
   // looked at first: most ranges are no step, and their paths can be long.
@@ -551,7 +562,8 @@ const TraceAccumulator::PathInfo& TraceAccumulator::PathOf(const std::string& nv
   if (it == path_cache_.end()) {
     if (path_cache_.size() >= kMaxCacheEntries) path_cache_.clear();
     RangeAcc* r = &state_->ranges[names::FoldNvtxPath(nvtx_path)];
-    it = path_cache_.emplace(nvtx_path, PathInfo{r, StepOfPath(nvtx_path)}).first;
+    it = path_cache_.emplace(nvtx_path, PathInfo{r, StepOfPath(nvtx_path),
+                                                 PathHasDecodeStep(nvtx_path)}).first;
   }
   last_path_ = nvtx_path;
   last_path_info_ = it->second;
@@ -613,6 +625,10 @@ void TraceAccumulator::AddValidLaunch(KernelGroup& g, uint32_t group, const prot
     const PathInfo& p = PathOf(a.nvtx_path());
     p.range->time_ns += static_cast<uint64_t>(d);
     p.range->calls += 1;
+    if (p.decode_step && a.has_launch_ns()) {
+      state_->traces[trace_].decode_steps.AddKernel(a.launch_ns(), a.pid(), a.tid(),
+                                                    a.start_ns(), a.end_ns());
+    }
     if (p.step >= 0) {
       if (last_step_acc_ == nullptr || last_step_ != p.step) {
         last_step_acc_ = &state_->steps[p.step];
@@ -651,9 +667,15 @@ void TraceAccumulator::AddValidLaunch(KernelGroup& g, uint32_t group, const prot
 
 int32_t TraceAccumulator::ShapeWorkOf(KernelGroup& g, uint32_t group, const proto::Activity& a) {
   const proto::LaunchContext& ctx = a.launch_context();
-  if (ctx.stack() == 0) return -1;
-  const WorkKey key{last_raw_, ctx.stack(), ctx.op_kernels(), ctx.outer_op_kernels(),
-                    ctx.graph_launch()};
+  // A replayed kernel without a capture resolves through its modelled op call, a stack of
+  // its own (never a launch's stack), so the cache key stays unique.
+  const bool modelled = ctx.graph_launch() && !ctx.graph_capture() && ctx.modelled_stack() != 0;
+  if (ctx.stack() == 0 && !modelled) return -1;
+  const uint32_t step = ctx.graph_launch() ? ReplayStep(a.nvtx_path()) : 0;
+  const WorkKey key = modelled ? WorkKey{last_raw_, ctx.modelled_stack(), ctx.modelled_op_kernels(),
+                                         ctx.modelled_op_kernels(), true, step}
+                               : WorkKey{last_raw_, ctx.stack(), ctx.op_kernels(),
+                                         ctx.outer_op_kernels(), ctx.graph_launch(), step};
   CachedWork c;
   if (key == last_work_key_ && last_work_.group == group) {
     c = last_work_;
@@ -662,11 +684,15 @@ int32_t TraceAccumulator::ShapeWorkOf(KernelGroup& g, uint32_t group, const prot
     if (it == work_cache_.end() || it->second.group != group) {
       // Once per distinct (kernel, stack, call kernel lists) of the trace.
       const std::string& raw = a.name().empty() ? a.mangled_name() : a.name();
-      work::LaunchWorkResult r = work::ResolveLaunchWork(tables_, ctx, raw);
+      const work::IterationAnnotation* annotation = steps_[step] ? &*steps_[step] : nullptr;
+      work::LaunchWorkResult r = work::ResolveLaunchWork(tables_, ctx, raw, annotation);
       c.group = group;
       std::string error;
       if (r.outcome == work::LaunchOutcome::kWork) {
         c.entry = g.ShapeEntry(r.work);
+        if (r.work.from_capture && r.work.work.kind == work::kind::kGemm) {
+          c.gemm_rows = GemmRows(tables_, ctx.stack());
+        }
       } else if (r.outcome == work::LaunchOutcome::kInvalid) {
         c.entry = -2;
         error = std::move(r.error);
@@ -685,12 +711,42 @@ int32_t TraceAccumulator::ShapeWorkOf(KernelGroup& g, uint32_t group, const prot
     last_work_key_ = key;
     last_work_ = c;
   }
+  if (c.gemm_rows > 0 && a.start_ns() < state_->traces[trace_].first_replay_gemm_ns) {
+    TraceState& t = state_->traces[trace_];
+    t.first_replay_gemm_ns = a.start_ns();
+    t.first_replay_gemm_rows = c.gemm_rows;
+    t.first_replay_gemm = g.shape_work[static_cast<size_t>(c.entry)].work.work.description;
+  }
   if (c.entry == -2) {
     const std::string& e = work_errors_[c.error];
     if (g.shape_invalid == 0 || e < g.shape_invalid_example) g.shape_invalid_example = e;
     ++g.shape_invalid;
   }
   return c.entry;
+}
+
+uint32_t TraceAccumulator::ReplayStep(const std::string& nvtx_path) {
+  if (nvtx_path.empty()) return 0;
+  if (last_step_id_ != 0 && nvtx_path == last_step_path_) return last_step_id_;
+  auto it = step_of_path_.find(nvtx_path);
+  if (it == step_of_path_.end()) {
+    if (step_of_path_.size() >= kMaxCacheEntries) {  // bounded; the work cache keys on ids
+      step_of_path_.clear();
+      steps_.resize(1);
+      work_cache_.clear();
+      work_errors_.clear();
+      last_work_key_ = WorkKey{UINT32_MAX, 0, 0, 0, false};
+    }
+    uint32_t id = 0;
+    if (std::optional<work::IterationAnnotation> a = StepOfNvtxPath(nvtx_path)) {
+      id = static_cast<uint32_t>(steps_.size());
+      steps_.push_back(std::move(a));
+    }
+    it = step_of_path_.emplace(nvtx_path, id).first;
+  }
+  last_step_path_ = nvtx_path;
+  last_step_id_ = it->second;
+  return it->second;
 }
 
 void AccumulateTrace(const proto::Trace& trace, ProfileState* state) {

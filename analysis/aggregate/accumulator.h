@@ -56,6 +56,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "analysis/aggregate/collectives.h"
+#include "analysis/aggregate/decode_steps.h"
 #include "analysis/aggregate/interval_union.h"
 #include "analysis/aggregate/quantiles.h"
 #include "analysis/aggregate/range_summary.h"
@@ -208,6 +209,12 @@ struct TraceState {
   std::map<std::pair<uint32_t, uint64_t>, UnionAcc> streams;
   uint64_t memcpy_ns = 0, memset_ns = 0;
   std::map<int64_t, StepRangeSpan> step_ranges;  // first "step N" range of each step
+  DecodeSteps decode_steps;  // ranges that name a decode step's tokens (decode_steps.h)
+  // The first GEMM (by start) of the graph replays with work from their capture: its rows
+  // (M, the tokens a decode step's linear layers take; decode_tokens.h) and its op call.
+  double first_replay_gemm_rows = 0;
+  int64_t first_replay_gemm_ns = std::numeric_limits<int64_t>::max();
+  std::string first_replay_gemm;
   uint64_t seq = 0;
 };
 
@@ -281,6 +288,7 @@ class TraceAccumulator : public importers::TraceSink {
   struct PathInfo {
     RangeAcc* range;  // std::map nodes do not move
     int64_t step;
+    bool decode_step = false;  // a component names a decode step (decode_steps.h)
   };
   KernelGroup& GroupOf(const proto::Activity& a);
   uint32_t ContextOf(const proto::Activity& a);
@@ -315,15 +323,17 @@ class TraceAccumulator : public importers::TraceSink {
   struct WorkKey {
     uint32_t raw, stack, inner, outer;
     bool graph;
+    uint32_t step = 0;  // graph replays: the step annotation's id in steps_ (0: none)
     bool operator==(const WorkKey& o) const {
       return raw == o.raw && stack == o.stack && inner == o.inner && outer == o.outer &&
-             graph == o.graph;
+             graph == o.graph && step == o.step;
     }
   };
   struct WorkKeyHash {
     size_t operator()(const WorkKey& k) const {
       uint64_t h = (uint64_t{k.raw} << 32 | k.stack) * 0x9E3779B97F4A7C15ull;
       h ^= (uint64_t{k.inner} << 32 | k.outer) + (h << 6) + (h >> 2) + k.graph;
+      h ^= uint64_t{k.step} * 0xC2B2AE3D27D4EB4Full;
       return static_cast<size_t>(h);
     }
   };
@@ -331,7 +341,15 @@ class TraceAccumulator : public importers::TraceSink {
     uint32_t group = 0;
     int32_t entry = -1;            // -2: invalid shapes (work_errors_[error])
     uint32_t error = 0;
+    double gemm_rows = 0;          // a replayed GEMM's M (GemmRows), 0 for anything else
   };
+  // The step annotations of graph replays' NVTX paths (StepOfNvtxPath), by path; steps_[0]
+  // is "none". A replayed kernel's stack is its capture's: its step comes from its path.
+  uint32_t ReplayStep(const std::string& nvtx_path);
+  std::unordered_map<std::string, uint32_t> step_of_path_;
+  std::vector<std::optional<work::IterationAnnotation>> steps_{std::nullopt};
+  std::string last_step_path_;
+  uint32_t last_step_id_ = 0;
   std::vector<std::string> work_errors_;
   std::unordered_map<WorkKey, CachedWork, WorkKeyHash> work_cache_;
   WorkKey last_work_key_{UINT32_MAX, 0, 0, 0, false};

@@ -75,16 +75,25 @@ GroupWork WorkOfGroup(const KernelGroup& g, const work::ModelShape* model) {
     w.launches += acc.timed;
     w.bytes_known &= lw.work.bytes_known;
     AddFormat(lw.work.weight_format, &w.formats);
-    (acc.work.needs_model ? w.from_model : w.from_shapes) = true;
+    (acc.work.needs_model          ? w.from_model
+     : !acc.work.modelled.empty() ? w.from_layers
+     : acc.work.from_capture      ? w.from_capture
+                                  : w.from_shapes) = true;
+    if (acc.work.from_capture) w.from_capture_launches += acc.timed;
     ++shapes;
     if (acc.time_ns > best_time) {
       best_time = acc.time_ns;
       best = &acc.work;
       w.precision = lw.work.precision;
       // The description of the resolved work (MoE: with the model's figures).
-      const std::string src(acc.work.needs_model ? work::work_source::kModel
-                                                 : work::work_source::kShapes);
-      w.source = absl::StrCat(src, ": ", lw.Describe());
+      const std::string src(acc.work.needs_model
+                                ? absl::StrCat(work::work_source::kModel,
+                                               acc.work.from_capture ? " (the call at graph capture)" : "")
+                            : !acc.work.modelled.empty() ? work::work_source::kModelledLayers
+                            : acc.work.from_capture      ? work::work_source::kCaptureShapes
+                                                         : work::work_source::kShapes);
+      w.source = absl::StrCat(src, ": ", lw.Describe(),
+                              acc.work.modelled.empty() ? "" : " as " + acc.work.modelled);
     }
   }
   if (best != nullptr) {

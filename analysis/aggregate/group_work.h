@@ -39,6 +39,9 @@ struct GroupWork {
   std::string registry_pipe;    // of the registry work model, when any
   std::vector<std::string> formats;  // weight formats seen ("bf16", "mxfp4", ...)
   bool from_registry = false, from_shapes = false, from_model = false;
+  bool from_capture = false;    // shapes of graph-replayed kernels' op calls at capture
+  bool from_layers = false;     // modelled from --model-shape and the layer order
+  uint64_t from_capture_launches = 0;  // of `launches`: graph-replayed, op calls at capture
   uint64_t needs_model = 0;     // timed launches of MoE calls left without work
   std::string model_note;       // why (no --model-shape, or it does not fit)
   uint64_t invalid = 0;         // launches whose shapes did not add up

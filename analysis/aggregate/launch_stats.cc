@@ -182,6 +182,14 @@ std::string BaseNameOf(const std::string& path) {
 void FillGraphCaptureSummary(const ProfileState& state, proto::LaunchSummary* s) {
   for (const TraceState& t : state.traces) {
     const proto::GraphCaptureJoin& j = t.header.launch_context_stats().graph_capture();
+    if (j.modelled_replays() > 0 || j.model_notes_size() > 0) {
+      std::string line = fmt::format("{}: {} graph replays without a capture modelled ({} kernels) "
+                                     "from {}",
+                                     BaseNameOf(t.header.source_path()), j.modelled_replays(),
+                                     j.modelled_kernels(), j.model_source());
+      for (const std::string& n : j.model_notes()) line += "; " + n;
+      s->add_graph_capture(line);
+    }
     if (j.kernels() == 0) continue;
     s->set_graph_capture_matched(s->graph_capture_matched() + j.matched());
     s->set_graph_capture_unmatched(s->graph_capture_unmatched() + j.unmatched());
@@ -191,11 +199,12 @@ void FillGraphCaptureSummary(const ProfileState& state, proto::LaunchSummary* s)
     if (j.replays() > 0) line += fmt::format(" ({} replays)", j.replays());
     std::string uses;
     for (const proto::GraphCaptureUse& u : j.uses()) {
-      uses += fmt::format("{}{} for {} replays by {}{}", uses.empty() ? "" : "; ", u.capture(),
+      uses += fmt::format("{}{} for {} replays by {}{}{}", uses.empty() ? "" : "; ", u.capture(),
                           u.replays(), u.method(),
                           u.equal_candidates() > 0
                               ? fmt::format(", {} other captures fit as well", u.equal_candidates())
-                              : "");
+                              : "",
+                          u.chosen_by().empty() ? "" : " (chosen by " + u.chosen_by() + ")");
     }
     if (!uses.empty()) line += ": " + uses;
     if (j.sources_size() == 0) line += " (nsys graph nodes)";

@@ -131,6 +131,22 @@ void TraceToProto(const TraceState& t, proto::PartialTrace* out) {
     s->set_end_ns(r.end_ns);
   }
   out->set_seq(t.seq);
+  out->set_first_replay_gemm_rows(t.first_replay_gemm_rows);
+  out->set_first_replay_gemm_ns(t.first_replay_gemm_ns);
+  out->set_first_replay_gemm(t.first_replay_gemm);
+  for (const DecodeStepAcc& d : t.decode_steps.steps()) {
+    proto::PartialDecodeStep* o = out->add_decode_steps();
+    o->set_kind(d.kind);
+    o->set_range_start(d.range_start);
+    o->set_range_end(d.range_end);
+    o->set_pid(d.pid);
+    o->set_tid(d.tid);
+    o->set_name(d.name);
+    o->set_first_ns(d.first_ns);
+    o->set_last_ns(d.last_ns);
+    o->set_kernels(d.kernels);
+    o->set_kernel_ns(d.kernel_ns);
+  }
 }
 
 TraceState TraceFromProto(const proto::PartialTrace& in) {
@@ -147,6 +163,23 @@ TraceState TraceFromProto(const proto::PartialTrace& in) {
   t.memset_ns = in.memset_ns();
   for (const auto& s : in.step_ranges()) t.step_ranges[s.step()] = {s.start_ns(), s.end_ns()};
   t.seq = in.seq();
+  t.first_replay_gemm_rows = in.first_replay_gemm_rows();
+  t.first_replay_gemm_ns = in.first_replay_gemm_ns();
+  t.first_replay_gemm = in.first_replay_gemm();
+  for (const auto& o : in.decode_steps()) {
+    DecodeStepAcc d;
+    d.kind = static_cast<uint8_t>(o.kind());
+    d.range_start = o.range_start();
+    d.range_end = o.range_end();
+    d.pid = o.pid();
+    d.tid = o.tid();
+    d.name = o.name();
+    d.first_ns = o.first_ns();
+    d.last_ns = o.last_ns();
+    d.kernels = o.kernels();
+    d.kernel_ns = o.kernel_ns();
+    t.decode_steps.steps().push_back(std::move(d));
+  }
   return t;
 }
 
@@ -169,6 +202,8 @@ void ShapeWorkToProto(const ShapeWorkAcc& e, proto::PartialShapeWork* p) {
   p->set_activation_bytes(w.activation_bytes);
   p->set_moe_shared(w.moe_shared);
   p->set_moe_op(w.moe_op);
+  p->set_from_capture(w.from_capture);
+  p->set_modelled(w.modelled);
   p->set_launches(e.launches);
   p->set_timed(e.timed);
   p->set_time_ns(e.time_ns);
@@ -194,6 +229,8 @@ ShapeWorkAcc ShapeWorkFromProto(const proto::PartialShapeWork& p) {
   w.activation_bytes = p.activation_bytes();
   w.moe_shared = p.moe_shared();
   w.moe_op = p.moe_op();
+  w.from_capture = p.from_capture();
+  w.modelled = p.modelled();
   e.launches = p.launches();
   e.timed = p.timed();
   e.time_ns = p.time_ns();

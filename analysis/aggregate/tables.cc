@@ -156,8 +156,10 @@ void EmitRoles(proto::Profile* profile) {
       if (rr.bytes() > 0 && !bytes_unknown[name]) rr.set_achieved_gbps(rr.bytes() / t);
     }
     uint64_t best = 0;
+    // Ties go to the first class by name: a protobuf map's order is not stable between
+    // two equal states (a partial profile read back analyses the same).
     for (const auto& [cls, ns] : rr.class_time_ns()) {
-      if (ns > best) {
+      if (ns > best || (ns == best && ns > 0 && cls < rr.class_())) {
         best = ns;
         rr.set_class_(cls);
       }

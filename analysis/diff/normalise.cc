@@ -19,6 +19,11 @@ std::string StepsSource(const proto::Profile& p) {
   return "step ranges (\"step N\" or ProfilerStep#N)";
 }
 
+// Where a side's token count came from: the run info or --tokens, else the trace itself.
+std::string TokensSource(const proto::Profile& p) {
+  return p.totals().tokens_source().empty() ? "run info or --tokens" : p.totals().tokens_source();
+}
+
 // Span and idle per device, summed: what the timeline held besides kernels.
 void SpanOf(const proto::Profile& p, proto::DiffSide* s) {
   s->set_span_ns(p.totals().busy_time_ns() + p.totals().idle_ns());
@@ -173,7 +178,12 @@ void NormaliseForWork(const proto::Profile& a, const proto::Profile& b, proto::D
     d->set_unit("token");
     ua = static_cast<double>(a.totals().tokens());
     ub = static_cast<double>(b.totals().tokens());
-    d->set_unit_source("tokens generated (run info or --tokens) on both sides");
+    if (a.totals().tokens_source().empty() && b.totals().tokens_source().empty()) {
+      d->set_unit_source("tokens generated (run info or --tokens) on both sides");
+    } else {
+      d->set_unit_source(absl::StrCat("tokens generated: A from ", TokensSource(a), "; B from ",
+                                      TokensSource(b)));
+    }
   } else if (StepsOf(a) > 0 && StepsOf(b) > 0) {
     d->set_unit("step");
     ua = static_cast<double>(StepsOf(a));

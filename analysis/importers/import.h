@@ -56,6 +56,7 @@
 namespace qprof::importers {
 
 class GraphCaptureSet;  // common/graph_capture.h
+struct LayerModel;      // common/layer_model.h
 
 enum class InputKind { kUnknown, kQtrace, kNsysSqlite, kKinetoJson, kNcuCsv, kNsysStatsCsv };
 
@@ -83,6 +84,10 @@ struct ImportOptions {
   // take the contexts they had when their graph was captured (common/graph_capture.h).
   // Shared, read-only, by every input of an analysis; other kinds of input are refused.
   std::shared_ptr<const GraphCaptureSet> graph_captures;
+  // Graph replays of a Kineto input that no capture pairs: their GEMM and MoE kernels get
+  // op calls modelled from the model's configuration and the layer order
+  // (common/layer_model.h). Other kinds of input ignore it.
+  std::shared_ptr<const LayerModel> layer_model;
 };
 
 // Detects the kind from the file's first bytes. NotFound if the file cannot be opened;

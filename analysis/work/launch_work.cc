@@ -170,11 +170,11 @@ bool IsHelperKernel(std::string_view kernel) {
 }
 
 std::string LaunchWork::Key() const {
-  return absl::StrFormat("%s\x1f%s\x1f%s\x1f%s\x1f%.17g\x1f%.17g\x1f%.17g\x1f%d\x1f%.17g\x1f%d\x1f%d",
+  return absl::StrFormat("%s\x1f%s\x1f%s\x1f%s\x1f%.17g\x1f%.17g\x1f%.17g\x1f%d\x1f%.17g\x1f%d\x1f%d\x1f%d",
                          work.description, work.kind, work.precision, work.weight_format,
                          work.flops, work.bytes,
                          work.weight_bytes, work.bytes_known ? 1 : 0, share, workers,
-                         needs_model ? 1 : 0);
+                         needs_model ? 1 : 0, from_capture ? 1 : 0) + "\x1f" + modelled;
 }
 
 std::string LaunchWork::Describe() const {
@@ -183,14 +183,13 @@ std::string LaunchWork::Describe() const {
   return s;
 }
 
-LaunchWorkResult ResolveLaunchWork(const proto::LaunchContextStats& t,
-                                   const proto::LaunchContext& ctx, std::string_view kernel,
-                                   const IterationAnnotation* step) {
+namespace {
+
+LaunchWorkResult ResolveFromStack(const proto::LaunchContextStats& t,
+                                  const proto::LaunchContext& ctx, std::string_view kernel,
+                                  const IterationAnnotation* step) {
   LaunchWorkResult none;
-  if (ctx.graph_launch() || ctx.stack() == 0 ||
-      ctx.stack() >= static_cast<uint32_t>(t.stacks_size())) {
-    return none;
-  }
+  if (ctx.stack() == 0 || ctx.stack() >= static_cast<uint32_t>(t.stacks_size())) return none;
   const proto::LaunchStack& stack = t.stacks(static_cast<int>(ctx.stack()));
   std::vector<const proto::LaunchFrame*> cpu_ops;
   const proto::LaunchFrame* nvtx = nullptr;
@@ -242,6 +241,33 @@ LaunchWorkResult ResolveLaunchWork(const proto::LaunchContextStats& t,
     return FromOpWork(DeriveOpWork(call, oc), kernel, nullptr);
   }
   return none;
+}
+
+}  // namespace
+
+LaunchWorkResult ResolveLaunchWork(const proto::LaunchContextStats& t,
+                                   const proto::LaunchContext& ctx, std::string_view kernel,
+                                   const IterationAnnotation* step) {
+  // A replayed kernel not paired with its capture has the replay loop's context; its work
+  // is its modelled op call's, when the layer order gave it one.
+  if (ctx.graph_launch() && !ctx.graph_capture()) {
+    const uint32_t m = ctx.modelled_stack();
+    if (m == 0 || m >= static_cast<uint32_t>(t.stacks_size())) return LaunchWorkResult{};
+    proto::LaunchContext call;
+    call.set_stack(m);
+    call.set_op_kernels(ctx.modelled_op_kernels());
+    call.set_outer_op_kernels(ctx.modelled_op_kernels());
+    LaunchWorkResult r = ResolveFromStack(t, call, kernel, step);
+    for (uint32_t id : t.stacks(static_cast<int>(m)).frames()) {
+      const proto::LaunchFrame* f = FrameAt(t, id);
+      if (f != nullptr && f->kind() == kModelLayerFrame) r.work.modelled = f->name();
+    }
+    if (r.outcome == LaunchOutcome::kWork && r.work.modelled.empty()) r.work.modelled = "?";
+    return r;
+  }
+  LaunchWorkResult r = ResolveFromStack(t, ctx, kernel, step);
+  r.work.from_capture = ctx.graph_launch() && ctx.graph_capture();
+  return r;
 }
 
 absl::Status ApplyModelShape(const ModelShape& m, LaunchWork* w) {

@@ -11,7 +11,14 @@
 //  - else the innermost cpu_op frame (Kineto, record_shapes=True), or the innermost NVTX
 //    frame named the emit_nvtx way ("aten::mm, seq = 3, sizes = [[...]]"; dtypes from the
 //    kernel name), when its op has a rule (op_work.h).
-//  Kernels run from a CUDA graph carry no work: their context is the graph launch's.
+//  Kernels run from a CUDA graph carry work only when paired with their capture-time
+//  launch (LaunchContext.graph_capture: the stack and the per-call kernel lists are the
+//  capture's op calls, importers/common/graph_capture.h), exactly as an eager kernel with
+//  that context would; the work says so (from_capture). Unpaired replay kernels have the
+//  graph launch's context (the replay loop) and carry none, unless the layer order gave
+//  them a modelled op call (LaunchContext.modelled_stack: a "model_layer" frame naming the
+//  layer and the op call the model gives it, importers/common/layer_model.h): its work,
+//  labelled modelled.
 // The step: attention ops whose key lengths are not in their shapes (op_work.h:
 // kStepAttention, varlen prefill) take the step's sums from the innermost iteration
 // annotation on the stack (iteration_annotation.h: a user annotation such as vLLM's
@@ -42,8 +49,13 @@
 namespace qprof::work {
 
 // Where a launch's work came from (KernelRow.work_source begins with it).
+// The kind of the frame that names a modelled op call's layer (LaunchContext.modelled_stack).
+inline constexpr char kModelLayerFrame[] = "model_layer";
+
 namespace work_source {
 inline constexpr char kShapes[] = "derived from shapes";
+inline constexpr char kCaptureShapes[] = "derived from shapes at graph capture";
+inline constexpr char kModelledLayers[] = "modelled from config and layer order";
 inline constexpr char kModel[] = "modelled from --model-shape";
 inline constexpr char kRegistry[] = "registry work model";
 }  // namespace work_source
@@ -52,6 +64,10 @@ inline constexpr char kRegistry[] = "registry work model";
 struct LaunchWork {
   OpWork work;                // already scaled by `share` (flops, bytes, weight_bytes)
   double share = 1;           // of the call's work
+  bool from_capture = false;  // a graph-replayed kernel: the op call is its capture's
+  // A graph-replayed kernel with no capture: the linear layer of --model-shape it was
+  // mapped to by the layer order ("self_attn.qkv_proj", layer_model.h); "" otherwise.
+  std::string modelled;
   uint32_t workers = 0;       // worker launches of the call; 0 = not recorded (assumed 1)
   // MoE calls: filled by ApplyModelShape.
   bool needs_model = false;

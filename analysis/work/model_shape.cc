@@ -119,6 +119,15 @@ absl::StatusOr<ModelShape> ParseHfConfig(const std::string& json, const std::str
     m.shared_inter = *s;
   }
   m.tp = IntOf(root, {"tensor_parallel_size"}).value_or(1);
+  m.heads = IntOf(o, {"num_attention_heads", "n_heads"}).value_or(0);
+  m.kv_heads = IntOf(o, {"num_key_value_heads", "n_kv_heads"}).value_or(m.heads);
+  m.head_dim = IntOf(o, {"head_dim"}).value_or(m.heads > 0 ? m.hidden / m.heads : 0);
+  if (m.experts == 0 || IntOf(o, {"moe_intermediate_size"})) {
+    m.dense_inter = IntOf(o, {"intermediate_size"}).value_or(0);
+  }
+  m.vocab = IntOf(o, {"vocab_size"}).value_or(0);
+  bool bias = false;
+  if (o["attention_bias"].get_bool().get(bias) == simdjson::SUCCESS) m.attention_bias = bias;
   ReadFormat(root, o, &m);
   if (std::string f = absl::AsciiStrToLower(StringOf(root, "format")); !f.empty()) {
     m.format = f;
@@ -126,7 +135,10 @@ absl::StatusOr<ModelShape> ParseHfConfig(const std::string& json, const std::str
   }
   for (const auto& [v, what] : {std::pair{m.hidden, "hidden_size"}, {m.experts, "experts"},
                                 {m.top_k, "experts per token"}, {m.moe_inter, "intermediate size"},
-                                {m.shared_experts, "shared experts"}, {m.layers, "layers"}}) {
+                                {m.shared_experts, "shared experts"}, {m.layers, "layers"},
+                                {m.heads, "attention heads"}, {m.kv_heads, "key/value heads"},
+                                {m.head_dim, "head dim"}, {m.vocab, "vocab size"},
+                                {m.dense_inter, "intermediate size"}}) {
     if (v < 0) return absl::InvalidArgumentError(absl::StrCat(path, ": negative ", what));
   }
   if (m.tp <= 0) return absl::InvalidArgumentError(absl::StrCat(path, ": tensor_parallel_size must be positive"));

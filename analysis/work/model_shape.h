@@ -13,6 +13,10 @@
 //   quantization_config: quant_method "mxfp4" -> mxfp4; "modelopt" or "compressed-tensors"
 //     naming NVFP4 -> nvfp4; "fp8" (or a float-quantized 8-bit scheme) -> fp8; none ->
 //     torch_dtype (bfloat16 -> bf16, float16 -> fp16)         -> the experts' format
+// For the linear layers of a graph replay modelled without a capture (layer_model.h):
+//   num_attention_heads, num_key_value_heads (default: the heads), head_dim (default:
+//   hidden / heads), intermediate_size (the dense MLP's; 0 for MoE-only models),
+//   vocab_size, attention_bias                                     -> heads, kv_heads, ...
 // and two qprof keys the config may carry: "tensor_parallel_size" (each GPU holds 1/tp of
 // every expert's intermediate dimension; default 1) and "format" (overrides the format).
 // Bits per weight come from format::BitsPerWeight (block scales included).
@@ -40,6 +44,13 @@ struct ModelShape {
   std::string format;            // "mxfp4", "nvfp4", "fp8", "bf16", "fp16"
   double bits_per_weight = 0;    // with block scales
   std::string format_source;     // "quantization_config.quant_method = mxfp4"
+  // The dense layers (0 when the config does not say).
+  int64_t heads = 0;
+  int64_t kv_heads = 0;
+  int64_t head_dim = 0;
+  int64_t dense_inter = 0;       // the dense MLP's intermediate size (not the experts')
+  int64_t vocab = 0;
+  bool attention_bias = false;   // QKV and O projections carry a bias
   bool IsMoe() const { return experts > 0 && top_k > 0 && moe_inter > 0 && hidden > 0; }
 };
 

@@ -166,6 +166,10 @@ std::string LatencySection(const proto::Profile& p) {
   for (const std::string& g : s.graph_capture()) {
     out += fmt::format("<p class=\"small\" data-graph-capture>Graph capture: {}.</p>", Escape(g));
   }
+  if (!s.graph_work().empty()) {
+    out += fmt::format("<p class=\"small\" data-graph-work>Graph replays: {}.</p>",
+                       Escape(s.graph_work()));
+  }
   if (s.reported_compared() > 0 || s.reported_zero_optin() > 0) {
     out += fmt::format(
         "<p class=\"small\" id=\"occupancy-check\">Beside the trace's own estimate (Kineto "

@@ -57,7 +57,12 @@ std::string Headline(const proto::Profile& p) {
   if (!fmt_text.empty()) out += Card("Format", fmt_text, fmt_note, "card-format", "", false);
   if (run.batch()) out += Card("Batch", std::to_string(run.batch()), "", "card-batch");
   if (t.tokens_per_s() > 0) {
-    out += Card("Tokens/s", FormatSig3(t.tokens_per_s()), pb, "tokens-per-s",
+    // Tokens read from the trace itself say from where, under the figure.
+    const std::string note =
+        t.tokens_source().empty()
+            ? pb
+            : pb + fmt::format("<div class=\"small muted\">{}</div>", Escape(t.tokens_source()));
+    out += Card("Tokens/s", FormatSig3(t.tokens_per_s()), note, "tokens-per-s",
                 fmt::format("data-value=\"{}\"", html::Num(t.tokens_per_s(), 4)));
   } else {
     out += Card("Tokens/s", "n/a", Badge("none", "no token count in the input"),

@@ -139,8 +139,17 @@ std::string RooflineSvg(const proto::Profile& p) {
 std::string RooflineSection(const proto::Profile& p) {
   bool any = false;
   for (const auto& k : p.kernels()) any |= k.work_launches() > 0;
-  if (!any) return "";
-  std::string out = "<section id=\"roofline-section\"><h2>Achieved vs roof</h2>";
+  const std::string& graph_work = p.launch_summary().graph_work();
+  const std::string graph_line =
+      graph_work.empty() ? ""
+                         : fmt::format("<p class=\"small\" id=\"graph-work\">Graph replays: {}.</p>",
+                                       Escape(graph_work));
+  if (!any) {
+    return graph_line.empty() ? ""
+                              : "<section id=\"roofline-section\"><h2>Achieved vs roof</h2>" +
+                                    graph_line + "</section>\n";
+  }
+  std::string out = "<section id=\"roofline-section\"><h2>Achieved vs roof</h2>" + graph_line;
   const std::string svg = RooflineSvg(p);
   if (!svg.empty()) {
     out += fmt::format(

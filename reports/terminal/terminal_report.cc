@@ -45,9 +45,15 @@ void ProfileHeadline(const proto::Profile& p, Ctx& c) {
   if (t.tokens_per_s() > 0) {
     std::string detail = prov;
     if (t.tokens() && t.wall_time_ns()) {
-      detail += fmt::format("; {} tokens in {} wall", t.tokens(), FormatNs(t.wall_time_ns()));
+      detail += fmt::format("; {} tokens in {} {}", t.tokens(), FormatNs(t.wall_time_ns()),
+                            t.tokens_source().empty() ? "wall"
+                            : t.step_time_ns() > 0    ? "of the steps' GPU time"
+                                                      : "of GPU span");
     }
     c.Line(fmt::format("  tokens/s   {}  ({})", FormatTokensPerS(t.tokens_per_s()), detail));
+    if (!t.tokens_source().empty()) {
+      c.out += FitOrWrap("per step   " + t.tokens_source(), c.width, "  ");
+    }
   } else {
     c.Line(fmt::format("  tokens/s   n/a  (the input has no token count or wall time)"));
   }

@@ -35,7 +35,13 @@ std::string FormatTflops(const proto::KernelRow& k) {
 void ProfileAchieved(const proto::Profile& p, TermCtx& c) {
   bool any = false;
   for (const auto& r : p.roles()) any |= r.work_launches() > 0;
-  if (!any) return;
+  if (!any) {
+    if (!p.launch_summary().graph_work().empty()) {
+      c.Heading("Achieved vs roof");
+      c.out += Wrap("Graph replays: " + p.launch_summary().graph_work() + ".", c.width, "  ");
+    }
+    return;
+  }
   c.Heading("Achieved vs roof (launches with work: TFLOP/s and GB/s over their time)");
   TextTable roles({{"role"}, {"work time", TextTable::kRight}, {"launches", TextTable::kRight},
                    {"TFLOP/s", TextTable::kRight}, {"GB/s", TextTable::kRight},
@@ -86,9 +92,14 @@ void ProfileAchieved(const proto::Profile& p, TermCtx& c) {
                 "pipe and precision) on the profiled device (datasheet figures, `qprof devices "
                 "--sources`); bound: memory or compute (the roof the work's intensity meets), "
                 "latency (under 25% of it, or flagged latency- or parallelism-bound); HBM = "
-                "bytes only; none = FLOPs with no roof for the kernel's class. Work: derived from the shapes the trace recorded, modelled from "
+                "bytes only; none = FLOPs with no roof for the kernel's class. Work: derived "
+                "from the shapes the trace recorded (for "
+                "graph-replayed kernels, their op call's at graph capture), modelled from "
                 "--model-shape, or the registry's work model, as each line says.",
                 c.width, "  ");
+  if (!p.launch_summary().graph_work().empty()) {
+    c.out += Wrap("Graph replays: " + p.launch_summary().graph_work() + ".", c.width, "  ");
+  }
 }
 
 void ProfileRoleCeilings(const proto::Profile& p, TermCtx& c) {

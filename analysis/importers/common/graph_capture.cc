@@ -1,191 +1,52 @@
 #include "analysis/importers/common/graph_capture.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <limits>
 #include <numeric>
+#include <unordered_map>
 
 #include "absl/strings/str_cat.h"
+#include "analysis/importers/common/graph_capture_pairing.h"
 
 namespace qprof::importers {
 namespace {
 
-constexpr size_t kNever = std::numeric_limits<size_t>::max();
-
-// The kernels of a replay in lane order: per (device, stream) in start order, lanes ordered
-// by their first kernel's start. `lanes` holds the lane sizes.
-struct LaneOrder {
-  std::vector<uint32_t> order;  // input index of each position
-  std::vector<uint32_t> lanes;
-};
-
-LaneOrder OrderByLane(const std::vector<ReplayKernel>& k) {
-  LaneOrder lo;
-  lo.order.resize(k.size());
-  std::iota(lo.order.begin(), lo.order.end(), 0);
-  std::stable_sort(lo.order.begin(), lo.order.end(), [&k](uint32_t a, uint32_t b) {
-    if (k[a].device != k[b].device) return k[a].device < k[b].device;
-    if (k[a].stream != k[b].stream) return k[a].stream < k[b].stream;
-    return k[a].start < k[b].start;
-  });
-  struct Lane {
-    size_t begin, size;
-  };
-  std::vector<Lane> lanes;
-  for (size_t i = 0; i < lo.order.size(); ++i) {
-    const ReplayKernel& x = k[lo.order[i]];
-    if (i == 0 || x.device != k[lo.order[i - 1]].device || x.stream != k[lo.order[i - 1]].stream) {
-      lanes.push_back({i, 0});
+// The number after `key` in `text` ("capture_32_DECODE" after "capture_" is 32), when a
+// digit follows it directly and the key starts a word.
+uint32_t NumberAfter(std::string_view text, std::string_view key) {
+  for (size_t pos = text.find(key); pos != std::string_view::npos; pos = text.find(key, pos + 1)) {
+    if (pos > 0 && std::isalnum(static_cast<unsigned char>(text[pos - 1]))) continue;
+    size_t i = pos + key.size();
+    uint64_t n = 0;
+    size_t digits = 0;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])) && digits < 9) {
+      n = n * 10 + static_cast<uint64_t>(text[i++] - '0');
+      ++digits;
     }
-    ++lanes.back().size;
+    if (digits > 0 && n > 0) return static_cast<uint32_t>(n);
   }
-  std::stable_sort(lanes.begin(), lanes.end(), [&](const Lane& a, const Lane& b) {
-    return k[lo.order[a.begin]].start < k[lo.order[b.begin]].start;
-  });
-  std::vector<uint32_t> order;
-  order.reserve(lo.order.size());
-  for (const Lane& l : lanes) {
-    order.insert(order.end(), lo.order.begin() + l.begin, lo.order.begin() + l.begin + l.size);
-    lo.lanes.push_back(static_cast<uint32_t>(l.size));
-  }
-  lo.order = std::move(order);
-  return lo;
-}
-
-struct Pairing {
-  std::vector<int32_t> launch;
-  uint64_t paired = 0;
-  std::string reason;
-};
-
-// By kernel name (see the header): captured launches in call order, each paired with the
-// earliest-starting stream head of its name; when no head has it, either the heads up to the
-// next kernel of that name are kernels the capture lacks (when that kernel is nearer in the
-// replay than the head's own name is in the capture) or the capture's launch is one the
-// replay lacks.
-Pairing PairByName(const GraphCapture& c, const std::vector<ReplayKernel>& k,
-                   const std::vector<uint32_t>& lanes, const std::vector<uint32_t>& names) {
-  Pairing p;
-  p.launch.assign(k.size(), -1);
-  std::unordered_map<uint32_t, std::vector<uint32_t>> where;  // name -> capture positions
-  for (uint32_t i = 0; i < c.kernels.size(); ++i) where[c.kernels[i].name].push_back(i);
-  std::vector<size_t> begin(lanes.size()), end(lanes.size()), head(lanes.size());
-  for (size_t l = 0, at = 0; l < lanes.size(); at += lanes[l++]) {
-    begin[l] = head[l] = at;
-    end[l] = at + lanes[l];
-  }
-  // Calls until the capture launches `name` at or after `ci`; kNever beyond the lookahead.
-  auto capture_distance = [&where](uint32_t name, uint32_t ci) -> size_t {
-    auto it = where.find(name);
-    if (name == 0 || it == where.end()) return kNever;
-    auto pos = std::lower_bound(it->second.begin(), it->second.end(), ci);
-    if (pos == it->second.end() || *pos - ci >= GraphCaptureJoiner::kLookahead) return kNever;
-    return *pos - ci;
-  };
-  for (uint32_t ci = 0; ci < c.kernels.size(); ++ci) {
-    const uint32_t n = c.kernels[ci].name;
-    size_t lane = kNever;
-    for (size_t l = 0; l < lanes.size(); ++l) {
-      if (head[l] < end[l] && names[head[l]] == n &&
-          (lane == kNever || k[head[l]].start < k[head[lane]].start)) {
-        lane = l;
-      }
-    }
-    if (lane == kNever) {
-      // The nearest kernel of this name behind a lane's head, within the lookahead.
-      size_t best_lane = kNever, best_at = 0;
-      for (size_t l = 0; l < lanes.size(); ++l) {
-        const size_t stop = std::min(end[l], head[l] + GraphCaptureJoiner::kLookahead);
-        for (size_t j = head[l] + 1; j < stop; ++j) {
-          if (names[j] != n) continue;
-          if (best_lane == kNever || j - head[l] < best_at - head[best_lane]) {
-            best_lane = l;
-            best_at = j;
-          }
-          break;
-        }
-      }
-      if (best_lane == kNever) continue;  // a launch the replay lacks
-      const size_t replay_distance = best_at - head[best_lane];
-      if (capture_distance(names[head[best_lane]], ci) <= replay_distance) continue;
-      head[best_lane] = best_at;  // the heads before it are kernels the capture lacks
-      lane = best_lane;
-    }
-    p.launch[head[lane]++] = static_cast<int32_t>(ci);
-    ++p.paired;
-  }
-  if (p.paired < k.size()) {
-    for (size_t i = 0; i < k.size(); ++i) {
-      if (p.launch[i] >= 0) continue;
-      std::string name(k[i].name.substr(0, 96));
-      p.reason = absl::StrCat("launched by no captured call of '", c.label, "' in their place (first: ",
-                              name, k[i].name.size() > 96 ? "..." : "", ")");
-      break;
-    }
-  }
-  return p;
-}
-
-// By launch order and count (no kernel names): one stream, equal counts.
-Pairing PairByOrder(const GraphCapture& c, const std::vector<ReplayKernel>& k,
-                    const std::vector<uint32_t>& lanes) {
-  Pairing p;
-  p.launch.assign(k.size(), -1);
-  if (lanes.size() != 1) {
-    p.reason = absl::StrCat("the replay runs on ", lanes.size(),
-                            " streams and the capture records no kernel names: no launch order "
-                            "to pair by");
-    return p;
-  }
-  if (c.kernels.size() != k.size()) {
-    p.reason = absl::StrCat("no capture without kernel names has the replay's ", k.size(),
-                            " kernels (closest: '", c.label, "' with ", c.kernels.size(), ")");
-    return p;
-  }
-  for (size_t i = 0; i < k.size(); ++i) p.launch[i] = static_cast<int32_t>(i);
-  p.paired = k.size();
-  return p;
-}
-
-uint64_t Gap(size_t a, size_t b) { return a > b ? a - b : b - a; }
-
-ReplayMatch MatchReplay(const GraphCaptureSet& set, const std::vector<ReplayKernel>& k,
-                        const std::vector<uint32_t>& lanes, const std::vector<uint32_t>& names) {
-  ReplayMatch best;
-  best.launch.assign(k.size(), -1);
-  std::string closest_reason;
-  uint64_t closest_gap = std::numeric_limits<uint64_t>::max();
-  for (size_t ci = 0; ci < set.captures.size(); ++ci) {
-    const GraphCapture& c = set.captures[ci];
-    Pairing p = c.named ? PairByName(c, k, lanes, names) : PairByOrder(c, k, lanes);
-    const uint64_t gap = Gap(c.kernels.size(), k.size());
-    if (p.paired == 0) {
-      if (gap < closest_gap) {
-        closest_gap = gap;
-        closest_reason = std::move(p.reason);
-      }
-      continue;
-    }
-    if (p.paired == best.paired && best.capture >= 0) {
-      ++best.equal_candidates;
-      const uint64_t best_gap = Gap(set.captures[static_cast<size_t>(best.capture)].kernels.size(),
-                                    k.size());
-      if (gap >= best_gap) continue;
-    } else if (p.paired < best.paired) {
-      continue;
-    } else {
-      best.equal_candidates = 0;
-    }
-    best.capture = static_cast<int>(ci);
-    best.launch = std::move(p.launch);
-    best.paired = p.paired;
-    best.reason = std::move(p.reason);
-  }
-  if (best.capture < 0) best.reason = closest_reason;
-  return best;
+  return 0;
 }
 
 }  // namespace
+
+uint32_t CaptureBatch(std::string_view annotation, std::string_view file_name,
+                      std::string* source) {
+  for (std::string_view key : {"capture_", "bs=", "bs_"}) {
+    if (uint32_t n = NumberAfter(annotation, key)) {
+      *source = std::string(annotation);
+      return n;
+    }
+  }
+  if (uint32_t n = NumberAfter(file_name, "bs_")) {
+    *source = absl::StrCat("file name ", std::string(file_name));
+    return n;
+  }
+  source->clear();
+  return 0;
+}
 
 uint32_t GraphCaptureSet::InternName(const std::string& name) {
   if (name.empty()) return 0;
@@ -199,9 +60,16 @@ uint32_t GraphCaptureSet::FindName(const std::string& name) const {
   return it == index_.end() ? 0 : it->second;
 }
 
+uint32_t GraphCaptureSet::InternOp(std::string_view op) {
+  if (op.empty()) return 0;
+  auto [it, inserted] = op_index_.try_emplace(std::string(op), static_cast<uint32_t>(ops_.size()));
+  if (inserted) ops_.emplace_back(op);
+  return it->second;
+}
+
 GraphCaptureJoiner::GraphCaptureJoiner(const GraphCaptureSet* set, LaunchStackTable* table,
                                        proto::GraphCaptureJoin* stats)
-    : set_(set), table_(table), stats_(stats) {}
+    : set_(set), table_(table), stats_(stats), kernel_sets_(table->stats()) {}
 
 uint32_t GraphCaptureJoiner::SetName(const ReplayKernel& k) {
   auto [it, inserted] = names_.try_emplace(k.name_key, 0);
@@ -216,26 +84,78 @@ uint32_t GraphCaptureJoiner::TableStack(uint32_t set_stack) {
   return it->second;
 }
 
+// The kernels each captured op call launched, as the replay ran them: per call (innermost
+// and outermost), the names of the replay kernels its launches paired with, and for
+// launches the replay lacks, the name the capture recorded (none without names). Every
+// paired kernel points at its calls' sets, as an eager kernel points at its calls'.
+void GraphCaptureJoiner::FillPairing(const std::vector<ReplayKernel>& ordered, ReplayMatch* m) {
+  m->pairing.assign(ordered.size(), ReplayPairing{});
+  if (m->capture < 0) return;
+  const GraphCapture& c = set_->captures[static_cast<size_t>(m->capture)];
+  std::vector<int32_t> pos_of(c.kernels.size(), -1);
+  for (size_t pos = 0; pos < ordered.size(); ++pos) {
+    if (m->launch[pos] >= 0) pos_of[static_cast<size_t>(m->launch[pos])] = static_cast<int32_t>(pos);
+  }
+  std::vector<std::pair<std::string_view, std::string_view>> kernels;
+  for (const bool inner : {true, false}) {
+    std::unordered_map<uint32_t, std::vector<uint32_t>> calls;  // call -> its launches
+    for (uint32_t li = 0; li < c.kernels.size(); ++li) {
+      const uint32_t call = inner ? c.kernels[li].inner_call : c.kernels[li].outer_call;
+      if (call != 0) calls[call].push_back(li);
+    }
+    for (const auto& [call, launches] : calls) {
+      kernels.clear();
+      bool any_paired = false;
+      for (uint32_t li : launches) {
+        const CapturedLaunch& l = c.kernels[li];
+        const int32_t pos = pos_of[li];
+        any_paired |= pos >= 0;
+        std::string_view name = pos >= 0 ? ordered[static_cast<size_t>(pos)].name
+                                         : std::string_view(set_->Name(l.name));
+        if (!name.empty()) kernels.emplace_back(name, set_->Op(l.inner_op));
+      }
+      if (!any_paired) continue;
+      const uint32_t id = kernel_sets_.Intern(&kernels);
+      for (uint32_t li : launches) {
+        if (pos_of[li] < 0) continue;
+        ReplayPairing& rp = m->pairing[static_cast<size_t>(pos_of[li])];
+        (inner ? rp.op_kernels : rp.outer_op_kernels) = id;
+      }
+    }
+  }
+  for (size_t pos = 0; pos < ordered.size(); ++pos) {
+    if (m->launch[pos] < 0) continue;
+    m->pairing[pos].stack = TableStack(c.kernels[static_cast<size_t>(m->launch[pos])].stack);
+  }
+}
+
 void GraphCaptureJoiner::JoinReplay(const std::vector<ReplayKernel>& kernels,
-                                    std::vector<uint32_t>* stacks) {
-  stacks->assign(kernels.size(), 0);
+                                    std::vector<ReplayPairing>* out) {
+  out->assign(kernels.size(), ReplayPairing{});
   if (kernels.empty()) return;
-  const LaneOrder lo = OrderByLane(kernels);
+  const internal::LaneOrder lo = internal::OrderByLane(kernels);
   std::vector<ReplayKernel> ordered;
   ordered.reserve(kernels.size());
   set_names_.clear();
-  // The signature: lane sizes, then the name keys in lane order.
+  // The signature: lane sizes, the step's batch, then the name keys and launch geometry in
+  // lane order.
   std::string key;
-  key.reserve((lo.lanes.size() + kernels.size()) * sizeof(uint32_t));
+  key.reserve((lo.lanes.size() + kernels.size() * 7) * sizeof(uint32_t));
   for (uint32_t n : lo.lanes) key.append(reinterpret_cast<const char*>(&n), sizeof(n));
+  key.append(reinterpret_cast<const char*>(&kernels[0].step_batch), sizeof(uint32_t));
   for (uint32_t i : lo.order) {
-    ordered.push_back(kernels[i]);
-    set_names_.push_back(SetName(kernels[i]));
-    key.append(reinterpret_cast<const char*>(&kernels[i].name_key), sizeof(uint32_t));
+    const ReplayKernel& k = kernels[i];
+    ordered.push_back(k);
+    set_names_.push_back(SetName(k));
+    key.append(reinterpret_cast<const char*>(&k.name_key), sizeof(uint32_t));
+    key.append(reinterpret_cast<const char*>(k.grid), sizeof(k.grid));
+    key.append(reinterpret_cast<const char*>(k.block), sizeof(k.block));
   }
   auto it = cache_.find(key);
   if (it == cache_.end()) {
-    it = cache_.emplace(std::move(key), MatchReplay(*set_, ordered, lo.lanes, set_names_)).first;
+    ReplayMatch m = internal::MatchReplay(*set_, ordered, lo.lanes, set_names_);
+    FillPairing(ordered, &m);
+    it = cache_.emplace(std::move(key), std::move(m)).first;
   }
   const ReplayMatch& m = it->second;
   Use& use = uses_[m.capture];
@@ -243,12 +163,9 @@ void GraphCaptureJoiner::JoinReplay(const std::vector<ReplayKernel>& kernels,
   use.paired += m.paired;
   use.unpaired += kernels.size() - m.paired;
   use.equal_candidates = std::max(use.equal_candidates, m.equal_candidates);
+  if (use.chosen_by.empty()) use.chosen_by = m.chosen_by;
   if (m.paired < kernels.size()) reasons_[m.reason] += kernels.size() - m.paired;
-  for (size_t pos = 0; pos < lo.order.size(); ++pos) {
-    if (m.launch[pos] < 0) continue;
-    const GraphCapture& c = set_->captures[static_cast<size_t>(m.capture)];
-    (*stacks)[lo.order[pos]] = TableStack(c.kernels[static_cast<size_t>(m.launch[pos])].stack);
-  }
+  for (size_t pos = 0; pos < lo.order.size(); ++pos) (*out)[lo.order[pos]] = m.pairing[pos];
   stats_->set_replays(stats_->replays() + 1);
   stats_->set_kernels(stats_->kernels() + kernels.size());
   stats_->set_matched(stats_->matched() + m.paired);
@@ -261,7 +178,7 @@ void GraphCaptureJoiner::Finish() {
   stats_->set_method(
       "graph replay kernels paired with the launches recorded while the graph was captured: by "
       "kernel name where the capture's launch records name the kernel (ROCm), else by launch "
-      "order and count on one stream (CUDA)");
+      "order and count, per stream (CUDA); ties between captures decided by launch geometry");
   for (const auto& [capture, use] : uses_) {
     if (capture < 0) continue;
     const GraphCapture& c = set_->captures[static_cast<size_t>(capture)];
@@ -272,6 +189,12 @@ void GraphCaptureJoiner::Finish() {
     u->set_matched(use.paired);
     u->set_unmatched(use.unpaired);
     u->set_equal_candidates(use.equal_candidates);
+    u->set_chosen_by(use.chosen_by);
+    u->set_batch(c.batch);
+    u->set_batch_source(c.batch_source);
+    uint32_t pieces = 0;
+    for (const GraphCapture& o : set_->captures) pieces += o.file == c.file && o.annotation == c.annotation;
+    u->set_pieces(pieces);
   }
   if (auto none = uses_.find(-1); none != uses_.end()) {
     stats_->set_replays_without_capture(none->second.replays);

@@ -67,8 +67,9 @@ class KinetoReader : public TraceJsonHandler {
   // `captures`: read a graph-capture trace into it (Finish builds the captures and hands
   // the sink nothing); `join`: captures a replay's graph kernels are joined to.
   KinetoReader(const std::string& label, int workers, GraphCaptureSet* captures,
-               const GraphCaptureSet* join)
-      : label_(label), workers_(workers), captures_(captures), join_(join) {
+               const GraphCaptureSet* join, const LayerModel* layer_model)
+      : label_(label), workers_(workers), captures_(captures), join_(join),
+        layer_model_(layer_model) {
     FillImportedHeader(&trace_, label, "kineto-json");
     if (workers > 0) pool_ = std::make_unique<ParallelBatches>(workers);
     if (captures_ != nullptr) pending_.KeepCalls();
@@ -95,6 +96,7 @@ class KinetoReader : public TraceJsonHandler {
   const int workers_;
   GraphCaptureSet* const captures_;
   const GraphCaptureSet* const join_;
+  const LayerModel* const layer_model_;
   proto::Trace trace_;  // header only; activities and ranges go to the sink
   std::unique_ptr<ParallelBatches> pool_;
   bool pool_failed_ = false;
@@ -428,7 +430,7 @@ void KinetoReader::Commit(KinetoEvent& e) {
       if (e.has_correlation && e.has_ts) pending_.AddLaunch(e);
       if (captures_ != nullptr && e.has_ts) {
         pending_.AddCall({e.pid_num, e.tid_num}, e.ts_ns, e.has_dur ? e.dur_ns : 0, e.name,
-                         e.launch_kernel);
+                         e.launch_kernel, e.gpu.grid, e.gpu.block);
       }
       return;
     case KinetoEventKind::kUserAnnotation:
@@ -469,7 +471,7 @@ void KinetoReader::Finish(bool truncated, const std::string& truncation_detail, 
     return;
   }
   sink->Begin(trace_.header());
-  pending_.Emit(base_ns_, trace_.mutable_header(), sink, join_);
+  pending_.Emit(base_ns_, trace_.mutable_header(), sink, join_, layer_model_);
   proto::CollectorStats* c = trace_.mutable_header()->mutable_collector();
   c->set_records_total(pending_.size());
   c->set_records_invalid(skipped_ + invalid_times_ + implausible_ + pending_.outliers());
@@ -517,7 +519,9 @@ absl::Status ReadOnce(const SourceFactory& open, const std::string& label,
                       GraphCaptureSet* captures) {
   ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> source, open());
   auto reader = std::make_unique<KinetoReader>(label, workers, captures,
-                                               options.graph_captures.get());
+                                               options.graph_captures.get(),
+                                               captures == nullptr ? options.layer_model.get()
+                                                                   : nullptr);
   Progress progress(options.progress, "reading " + label);
   absl::Status s = StreamTraceJson(source.get(), label, reader.get(), &progress, Limits(options));
   absl::Status drained = reader->Drain();

@@ -461,7 +461,7 @@ std::vector<PendingTrace::EmitKey> PendingTrace::EmitOrder() const {
 // Ranges, then the activities in (start, device, stream) order, as ImportFile documents;
 // the launch-context tables before the first activity.
 void PendingTrace::Emit(int64_t base_ns, proto::TraceHeader* header, TraceSink* sink,
-                        const GraphCaptureSet* captures) {
+                        const GraphCaptureSet* captures, const LayerModel* layer_model) {
   proto::NvtxRange s;  // reused: copying into it keeps its strings' storage
   auto shifted = [base_ns, sink, &s](const proto::NvtxRange& r) {
     if (base_ns == 0) return sink->Range(r);
@@ -473,7 +473,7 @@ void PendingTrace::Emit(int64_t base_ns, proto::TraceHeader* header, TraceSink* 
   cpu_ranges_.Build(shifted);
   gpu_ranges_.Build(shifted);
   JoinLaunches(header->mutable_launch_context_stats());
-  if (captures != nullptr) JoinGraphCaptures(*captures, header->mutable_launch_context_stats());
+  if (captures != nullptr || layer_model != nullptr) JoinGraphCaptures(captures, layer_model, header);
   AttachProfilerRanges(header->mutable_collector());
   DescribeDevices(header);
   sink->LaunchContexts(header->launch_context_stats());
@@ -520,6 +520,12 @@ void PendingTrace::Emit(int64_t base_ns, proto::TraceHeader* header, TraceSink* 
   for (size_t k = lo; k < hi; ++k) {
     a.Clear();
     FillActivity(gpu_[order[k].index], base_ns, &a);
+    if (!modelled_.empty()) {
+      if (auto it = modelled_.find(order[k].index); it != modelled_.end()) {
+        a.mutable_launch_context()->set_modelled_stack(it->second.stack);
+        a.mutable_launch_context()->set_modelled_op_kernels(it->second.op_kernels);
+      }
+    }
     sink->TakeActivity(&a);
   }
 }

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <unordered_map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,6 +30,7 @@
 #include "analysis/importers/common/graph_capture.h"
 #include "analysis/importers/common/import_util.h"
 #include "analysis/importers/common/launch_context.h"
+#include "analysis/importers/common/layer_model.h"
 #include "analysis/importers/common/trace_sink.h"
 #include "analysis/importers/kineto/kineto_event.h"
 #include "proto/trace.pb.h"
@@ -67,15 +69,16 @@ class PendingTrace {
   // devices used in `header`, adds the counter-join statistics to its collector and the
   // launch contexts to its launch_context_stats. With `captures`, the kernels of graph
   // replays take their capture-time contexts (common/graph_capture.h).
+  // With `layer_model`, replays no capture pairs get modelled op calls (layer_model.h).
   void Emit(int64_t base_ns, proto::TraceHeader* header, TraceSink* sink,
-            const GraphCaptureSet* captures = nullptr);
+            const GraphCaptureSet* captures = nullptr, const LayerModel* layer_model = nullptr);
 
   // Graph-capture traces (kineto_capture.cc): every launch-API call is kept, with the
   // kernel its record names, and BuildCaptures turns the calls made inside each
   // Stream{Begin,End}Capture pair into a capture of `set`, labelled "<label> #k".
   void KeepCalls() { keep_calls_ = true; }
   void AddCall(ThreadKey thread, int64_t ts_ns, int64_t dur_ns, const std::string& api,
-               const std::string& kernel);
+               const std::string& kernel, const uint32_t grid[3], const uint32_t block[3]);
   void BuildCaptures(const std::string& label, GraphCaptureSet* set);
 
  private:
@@ -126,6 +129,7 @@ class PendingTrace {
     int64_t ts_ns, dur_ns;
     uint32_t api;     // index into api_names_
     uint32_t kernel;  // id in names_ + 1; 0 = not recorded
+    uint32_t grid[3] = {0, 0, 0}, block[3] = {0, 0, 0};  // where the record gives them
   };
 
   uint32_t NameIndex(std::string_view name, size_t hash);
@@ -137,7 +141,10 @@ class PendingTrace {
   uint32_t FrameKindId(KinetoEventKind kind);
   uint32_t FrameShapesId(const KinetoEvent& e);
   uint32_t LaunchThreadIndex(ThreadKey thread);
-  void JoinGraphCaptures(const GraphCaptureSet& set, proto::LaunchContextStats* stats);
+  // Graph replays: paired with `set`'s captures, else modelled by `model` (either may be
+  // null, not both).
+  void JoinGraphCaptures(const GraphCaptureSet* set, const LayerModel* model,
+                         proto::TraceHeader* header);
   void JoinLaunches(proto::LaunchContextStats* stats);
   // The kernels each op call launched (`calls`: per kernel event index, its innermost and
   // outermost cpu_op call and the innermost's name), interned into stats' kernel_sets.
@@ -191,6 +198,9 @@ class PendingTrace {
   std::vector<ProfilerRange> profiler_ranges_;
   bool keep_calls_ = false;
   std::vector<Call> calls_;
+  // Modelled op calls of replayed kernels (gpu_ index -> stack, kernel set): kept apart,
+  // as PendingGpu has no room to spare and few traces are modelled.
+  std::unordered_map<uint32_t, ReplayPairing> modelled_;
 };
 
 }  // namespace qprof::importers
