@@ -1,6 +1,8 @@
 #include "analysis/classify/context_rules.h"
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "analysis/classify/name_rules.h"
@@ -150,16 +152,29 @@ std::vector<Frame> FramesOf(const proto::Activity& a, const proto::LaunchContext
 namespace {
 
 const ContextRule* FirstRule(std::string_view key) {
-  for (const ContextRule& r : ContextRules()) {
-    if (GlobMatch(r.pattern, key)) return &r;
+  static const auto* globs = [] {
+    auto* g = new std::vector<PrefilteredGlob>();
+    for (const ContextRule& r : ContextRules()) g->emplace_back(r.pattern);
+    return g;
+  }();
+  std::string lowered(key);
+  absl::AsciiStrToLower(&lowered);
+  const std::vector<ContextRule>& rules = ContextRules();
+  for (size_t i = 0; i < rules.size(); ++i) {
+    if ((*globs)[i].Match(key, lowered)) return &rules[i];
   }
   return nullptr;
 }
 
 std::string FormatOfFrame(std::string_view key) {
-  if (GlobMatch("*mxfp4*", key) || GlobMatch("*mxf4*", key)) return std::string(format::kMxfp4);
-  if (GlobMatch("*nvfp4*", key)) return std::string(format::kNvfp4);
-  if (GlobMatch("*fp8*", key)) return std::string(format::kFp8);
+  // Plain substrings, as the globs "*mxfp4*" ... were.
+  std::string k(key);
+  absl::AsciiStrToLower(&k);
+  if (absl::StrContains(k, "mxfp4") || absl::StrContains(k, "mxf4")) {
+    return std::string(format::kMxfp4);
+  }
+  if (absl::StrContains(k, "nvfp4")) return std::string(format::kNvfp4);
+  if (absl::StrContains(k, "fp8")) return std::string(format::kFp8);
   return "";
 }
 

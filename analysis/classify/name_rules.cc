@@ -530,16 +530,50 @@ bool GlobMatch(std::string_view p, std::string_view t) {
   return pi == p.size();
 }
 
+PrefilteredGlob::PrefilteredGlob(std::string_view lower_case_pattern)
+    : pattern(lower_case_pattern) {
+  size_t start = 0;
+  for (size_t i = 0; i <= pattern.size(); ++i) {
+    if (i == pattern.size() || pattern[i] == '*' || pattern[i] == '?') {
+      if (i - start > literal.size()) {
+        literal = std::string(pattern.substr(start, i - start));
+        absl::AsciiStrToLower(&literal);  // as GlobMatch folds
+      }
+      start = i + 1;
+    }
+  }
+}
+
+bool PrefilteredGlob::Match(std::string_view text, std::string_view lowered) const {
+  if (!literal.empty() && lowered.find(literal) == std::string_view::npos) return false;
+  return GlobMatch(pattern, text);
+}
+
 namespace {
 
+// The name and format tables' patterns, prefiltered once.
+template <typename Rule>
+std::vector<PrefilteredGlob> Prefiltered(const std::vector<Rule>& rules) {
+  std::vector<PrefilteredGlob> out;
+  out.reserve(rules.size());
+  for (const Rule& r : rules) out.emplace_back(r.pattern);
+  return out;
+}
+
 NameRuleMatch MatchNameRulesUncached(std::string_view name) {
+  static const auto* name_globs = new std::vector<PrefilteredGlob>(Prefiltered(NameRules()));
+  static const auto* format_globs = new std::vector<PrefilteredGlob>(Prefiltered(FormatRules()));
+  std::string lowered(name);
+  absl::AsciiStrToLower(&lowered);
   NameRuleMatch m;
   m.format = "unknown";
-  for (const NameRule& r : NameRules()) {
+  const std::vector<NameRule>& rules = NameRules();
+  for (size_t i = 0; i < rules.size(); ++i) {
+    const NameRule& r = rules[i];
     bool need_class = m.pipe_class.empty() && r.pipe_class[0] != '\0';
     bool need_role = m.role.empty() && r.role[0] != '\0';
     if (!need_class && !need_role) continue;
-    if (!GlobMatch(r.pattern, name)) continue;
+    if (!(*name_globs)[i].Match(name, lowered)) continue;
     if (need_class) {
       m.pipe_class = r.pipe_class;
       m.class_rule = r.pattern;
@@ -551,9 +585,10 @@ NameRuleMatch MatchNameRulesUncached(std::string_view name) {
     }
     if (!m.pipe_class.empty() && !m.role.empty()) break;
   }
-  for (const FormatRule& r : FormatRules()) {
-    if (GlobMatch(r.pattern, name)) {
-      m.format = r.format;
+  const std::vector<FormatRule>& formats = FormatRules();
+  for (size_t i = 0; i < formats.size(); ++i) {
+    if ((*format_globs)[i].Match(name, lowered)) {
+      m.format = formats[i].format;
       break;
     }
   }
