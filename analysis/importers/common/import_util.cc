@@ -55,13 +55,20 @@ uint32_t PrehashedStrings::Intern(std::string_view s, size_t hash, bool* added) 
 uint32_t StringArena::Intern(std::string_view s) {
   auto it = ids_.find(s);
   if (it != ids_.end()) return it->second;
+  // The empty string needs no bytes, and there may be no block yet to point into.
+  if (s.empty()) {
+    const uint32_t id = static_cast<uint32_t>(views_.size());
+    views_.push_back(std::string_view());
+    ids_.emplace(std::string_view(), id);
+    return id;
+  }
   if (capacity_ - used_ < s.size()) {
     capacity_ = std::max(kBlockBytes, s.size());
     blocks_.push_back(std::make_unique<char[]>(capacity_));
     used_ = 0;
   }
   char* at = blocks_.back().get() + used_;
-  if (!s.empty()) std::memcpy(at, s.data(), s.size());
+  std::memcpy(at, s.data(), s.size());
   used_ += s.size();
   const std::string_view stored(at, s.size());
   const uint32_t id = static_cast<uint32_t>(views_.size());

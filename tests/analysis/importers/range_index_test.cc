@@ -129,5 +129,34 @@ TEST(RangeIndex, ManyRangesWithUniqueAndRepeatedNames) {
   }
 }
 
+TEST(StringArena, EmptyNamesFirstAndBetweenOthers) {
+  // An NVTX range may have an empty name, and may be the first one a trace has: the arena
+  // then has no block yet (a fuzzed nsys export found the pointer arithmetic on none).
+  StringArena a;
+  const uint32_t empty = a.Intern("");
+  EXPECT_EQ(a[empty], "");
+  const uint32_t step = a.Intern("step");
+  EXPECT_NE(step, empty);
+  EXPECT_EQ(a.Intern(""), empty);
+  EXPECT_EQ(a.Intern("step"), step);
+  EXPECT_EQ(a[step], "step");
+  EXPECT_EQ(a.size(), 2u);
+  // A name larger than a block gets a block of its own; later names still intern.
+  const std::string big(200 << 10, 'x');
+  const uint32_t b = a.Intern(big);
+  EXPECT_EQ(a[b], big);
+  EXPECT_EQ(a[a.Intern("after")], "after");
+  EXPECT_EQ(a[step], "step");
+}
+
+TEST(RangeIndex, AnEmptyNameFirst) {
+  const ThreadKey t{1, 2};
+  RangeIndex index;
+  index.AddRange(t, 0, 100, "");
+  index.AddRange(t, 10, 20, "inner");
+  EXPECT_EQ(BuildAll(&index).size(), 2u);
+  EXPECT_EQ(PathAt(index, t, 15), "/inner");
+}
+
 }  // namespace
 }  // namespace qprof::importers
