@@ -7,7 +7,8 @@
 //   peak_fraction   roofline time / measured time of the launches with work, with
 //                   roofline time = max(bytes / BW, flops / roof(pipe)): 1 means at the roof
 //                   that binds the work's arithmetic intensity
-//   bound           "latency" when the row reaches under kLatencyFraction of its roof, or
+//   bound           "above_roof" above kAboveRoofFraction (the work overstated, or cached);
+//                   "latency" when the row reaches under kLatencyFraction of its roof, or
 //                   under kDiagnosedFraction with a latency or parallelism diagnosis
 //                   (occupancy/diagnosis.h: too few blocks or warps to cover latency); else
 //                   "memory" when bytes / BW >= flops / roof (the intensity is under the
@@ -32,6 +33,10 @@ inline constexpr double kLatencyFraction = 0.25;
 // of its roof: the streaming threshold of the diagnosis (occupancy::kStreamingFraction).
 // Above it the work runs near a roof whatever its waves, and the diagnosis stays a remark.
 inline constexpr double kDiagnosedFraction = 0.5;
+// Above the datasheet roof: a row's derived work is more than it can have moved in its time
+// (or its data came from a cache). Such a row is bound "above_roof", says so in its
+// work_note, and its role's work, rates and fraction leave it out (RoleRow.roof_note).
+inline constexpr double kAboveRoofFraction = 1.0;
 
 // "simt_fp32", "tensor_bf16", ...; "" when no roof applies (no FLOPs, or a class or
 // precision without one).
