@@ -27,8 +27,11 @@ Kind KindOf(std::string_view op, std::string_view full) {
                                                     "FFMA2", "FADD2", "FMUL2", "FSWZADD"};
   static const std::set<std::string_view> kFp16 = {"HFMA2", "HADD2", "HMUL2", "HMNMX2"};
   static const std::set<std::string_view> kFp64 = {"DFMA", "DADD", "DMUL"};
-  static const std::set<std::string_view> kInt = {"IMAD", "IADD3", "IMUL", "IDP", "IDP2",
-                                                   "IABS", "IMNMX", "ISCADD", "LEA", "IADD"};
+  // VIADD / VIMNMX / VIMNMX3 / VIADDMNMX: the integer add and min/max that ptxas emits for
+  // sm_90 and later where older targets had IADD3 / IMNMX (most of our kernels' integer adds).
+  static const std::set<std::string_view> kInt = {
+      "IMAD", "IADD3", "IMUL",  "IDP",    "IDP2",    "IABS",     "IMNMX",
+      "ISCADD", "LEA", "IADD", "VIADD", "VIMNMX", "VIMNMX3", "VIADDMNMX"};
   if (kFp32.count(op)) return Kind::kFp32;
   if (kFp16.count(op)) {
     // "HFMA2.MMA Rd, -RZ, RZ, imm" is the compiler's constant move, not FP16 math.

@@ -10,7 +10,8 @@
 //     DMMA (FP64), BMMA, and the tcgen05 forms UTCHMMA/UTCQMMA/UTCOMMA/UTCIMMA/... (sm_100);
 //   SIMT FP32: FFMA FADD FMUL FMNMX FFMA2 FADD2 FMUL2 (and FSETP/FCHK are not counted);
 //   SIMT FP16: HFMA2 HADD2 HMUL2 HMNMX2;   SIMT FP64: DFMA DADD DMUL;
-//   SIMT integer: IMAD IADD3 IMUL IDP (dp4a) IDP2 IABS IMNMX ISCADD LEA.
+//   SIMT integer: IMAD IADD3 IMUL IDP (dp4a) IDP2 IABS IMNMX ISCADD LEA IADD, and sm_90+'s
+//     VIADD VIMNMX VIMNMX3 VIADDMNMX.
 // Classification: any tensor MMA -> "tensor" (the kernel's math runs on tensor cores; a
 // static count is not weighted by execution, so the MMA/FFMA ratio is reported but not
 // used as a threshold); else FP/INT arithmetic -> "simt"; else "other" (pure data movement).
