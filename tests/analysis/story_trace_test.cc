@@ -68,9 +68,15 @@ TEST_F(StoryTrace, RolesFromTheSglangStack) {
   EXPECT_NEAR(sparse, static_cast<double>(mla_ns) / all, 1e-9);
   // Router, norm, comm and dense GEMMs keep their own roles inside the same stack.
   for (const auto& k : profile_.kernels()) {
-    if (k.name().find("grouped_topk") != std::string::npos) EXPECT_EQ(k.role(), "moe.router");
-    if (k.name().find("cross_device_reduce") != std::string::npos) EXPECT_EQ(k.role(), "comm");
-    if (k.name().find("RMSNorm") != std::string::npos) EXPECT_EQ(k.role(), "norm");
+    if (k.name().find("grouped_topk") != std::string::npos) {
+      EXPECT_EQ(k.role(), "moe.router");
+    }
+    if (k.name().find("cross_device_reduce") != std::string::npos) {
+      EXPECT_EQ(k.role(), "comm");
+    }
+    if (k.name().find("RMSNorm") != std::string::npos) {
+      EXPECT_EQ(k.role(), "norm");
+    }
   }
 }
 
