@@ -7,23 +7,10 @@
 #include "analysis/names/kernel_name.h"
 #include "analysis/classify/name_rules.h"
 #include "gtest/gtest.h"
+#include "tests/analysis/name_rule_case.h"
 
 namespace qprof::classify {
 namespace {
-
-struct Case {
-  const char* name;
-  const char* pipe_class;  // "" = no class from the name
-  const char* role;
-  const char* format;
-};
-
-void Check(const Case& c) {
-  NameRuleMatch m = MatchNameRules(names::NormaliseKernelName(c.name));
-  EXPECT_EQ(m.pipe_class, c.pipe_class) << c.name << " (class rule " << m.class_rule << ")";
-  EXPECT_EQ(m.role, c.role) << c.name << " (role rule " << m.role_rule << ")";
-  EXPECT_EQ(m.format, c.format) << c.name;
-}
 
 // OpenAI triton_kernels, which vLLM and SGLang use for gpt-oss's MXFP4 MoE.
 TEST(EcosystemNameRules, TritonKernelsMatmulOgsAndRouting) {

@@ -8,23 +8,10 @@
 #include "analysis/classify/name_rules.h"
 #include "analysis/names/kernel_name.h"
 #include "gtest/gtest.h"
+#include "tests/analysis/name_rule_case.h"
 
 namespace qprof::classify {
 namespace {
-
-struct Case {
-  const char* name;
-  const char* pipe_class;
-  const char* role;
-  const char* format;
-};
-
-void Check(const Case& c) {
-  NameRuleMatch m = MatchNameRules(names::NormaliseKernelName(c.name));
-  EXPECT_EQ(m.pipe_class, c.pipe_class) << c.name << " (class rule " << m.class_rule << ")";
-  EXPECT_EQ(m.role, c.role) << c.name << " (role rule " << m.role_rule << ")";
-  EXPECT_EQ(m.format, c.format) << c.name;
-}
 
 // ROCm Triton attention and SageAttention (MI300X model and xDiT traces).
 TEST(FamilyNameRules, TritonAndSageAttention) {

@@ -3,23 +3,10 @@
 
 #include "analysis/names/kernel_name.h"
 #include "gtest/gtest.h"
+#include "tests/analysis/name_rule_case.h"
 
 namespace qprof::classify {
 namespace {
-
-struct Case {
-  const char* name;
-  const char* pipe_class;  // "" = no class (unknown)
-  const char* role;
-  const char* format;
-};
-
-void Check(const Case& c) {
-  NameRuleMatch m = MatchNameRules(names::NormaliseKernelName(c.name));
-  EXPECT_EQ(m.pipe_class, c.pipe_class) << c.name << " (rule " << m.class_rule << ")";
-  EXPECT_EQ(m.role, c.role) << c.name << " (rule " << m.role_rule << ")";
-  EXPECT_EQ(m.format, c.format) << c.name;
-}
 
 TEST(NameRules, Glob) {
   EXPECT_TRUE(GlobMatch("*nccl*", "ncclKernel_AllReduce"));

@@ -5,22 +5,10 @@
 #include "analysis/work/op_work.h"
 
 #include "gtest/gtest.h"
+#include "tests/analysis/work/rules_test_util.h"
 
 namespace qprof::work {
 namespace {
-
-OpCall Call(const std::string& op, const std::string& dims, const std::string& types,
-            const std::string& concrete = "") {
-  auto c = ParseKinetoOpCall(op, dims, types, concrete);
-  EXPECT_TRUE(c.ok()) << c.status();
-  return c.ok() ? *c : OpCall{};
-}
-
-OpWork Work(const OpCall& c, const IterationAnnotation& step) {
-  OpWorkResult r = DeriveOpWork(c, OpContext{&step});
-  EXPECT_EQ(r.outcome, Outcome::kWork) << c.op << ": " << r.error;
-  return r.work;
-}
 
 IterationAnnotation Step(const std::string& text) {
   auto a = ParseIterationAnnotation(text);
